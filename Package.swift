@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "cx",
+    products: [
+        .library(name: "CXHost", targets: ["CXHost"]),
+        .library(name: "OrderedJSON", targets: ["OrderedJSON"]),
+        .library(name: "EchoPlugin", targets: ["EchoPlugin"]),
+    ],
+    targets: [
+        // jansson from the system (Debian: libjansson-dev), found through pkg-config.
+        .systemLibrary(
+            name: "CJansson",
+            path: "Sources/CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"])]
+        ),
+        .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
+        .target(name: "CXHost", path: "Sources/CXHost"),
+        .target(name: "EchoPlugin", dependencies: ["CXHost"], path: "Plugins/Echo"),
+        .executableTarget(name: "cxdemo", dependencies: ["CXHost", "EchoPlugin"], path: "Shell/cxdemo"),
+        .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
+        .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)

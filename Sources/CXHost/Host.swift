@@ -1,0 +1,70 @@
+/// The host between an app core and its plugins (spec: host.md, rules H-1 … H-8).
+///
+/// Requests are dispatched on the caller's thread, synchronously and in order.
+/// Everything the core receives (call responses, stream items, stream ends) goes to
+/// the one `deliver` handler, on the host's delivery thread, one delivery at a time
+/// and in the order produced. The handler may call back into the host.
+public final class PluginHost: Sendable {
+    let core: HostCore
+
+    /// Creates a host that hands every delivery to `deliver`.
+    public init(label: String = "cx.host", deliver: @escaping @Sendable (Delivery) -> Void) {
+        core = HostCore(label: label, handler: deliver)
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// Makes a plugin reachable under its descriptor's name.
+    /// Throws `duplicatePlugin` for a name in use, `shutDown` after shutdown.
+    public func register(_ plugin: any Plugin) throws(HostError) {
+        try core.register(plugin)
+    }
+
+    /// One-shot call (H-1): answered exactly once through a `.response` delivery with
+    /// the returned id, by the plugin or, for an unknown plugin or op or a plugin that
+    /// throws, by the host with `ok = false` and a sentence naming the problem.
+    /// Throws `shutDown` (the answer, given at once) after shutdown.
+    @discardableResult
+    public func call(_ plugin: String, _ op: String, input: String = "") throws(HostError) -> CallID {
+        try core.call(plugin: plugin, op: op, input: input, isNotify: false)
+    }
+
+    /// Fire-and-forget call (H-2): dispatched in order like `call`; its answer is discarded.
+    public func notify(_ plugin: String, _ op: String, input: String = "") throws(HostError) {
+        _ = try core.call(plugin: plugin, op: op, input: input, isNotify: true)
+    }
+
+    /// Starts a stream under `key` (H-3, H-4). A key in use is first unsubscribed
+    /// (its plugin is told to stop, with no end delivery). An unknown plugin or stream
+    /// gets one `ok = false` item and an end. Throws `shutDown` after shutdown.
+    public func subscribe(key: String, plugin: String, stream: String, input: String = "") throws(HostError) {
+        try core.subscribe(key: key, plugin: plugin, stream: stream, input: input)
+    }
+
+    /// Ends the stream under `key` (H-4): once this returns, nothing more is delivered
+    /// on it, even if a delivery was being made on another thread when it was called.
+    /// An unknown key, or a call after shutdown, does nothing.
+    public func unsubscribe(key: String) {
+        core.unsubscribe(key: key)
+    }
+
+    /// Blocks until the host is idle (H-6): every request dispatched so far has
+    /// returned from its plugin and every delivery produced so far has been made.
+    /// A call a plugin holds open for later is not waited for.
+    /// Returns false, at once, when called from the delivery handler (waiting there
+    /// would wait for itself).
+    @discardableResult
+    public func waitUntilIdle() -> Bool {
+        core.waitUntilIdle()
+    }
+
+    /// Shuts down (H-8): stops every stream (no end deliveries), answers every pending
+    /// call with `ok = false`, delivers those answers, and delivers nothing afterwards.
+    /// Later requests throw `shutDown`. Called from the delivery handler, the final
+    /// answers are delivered right after the handler returns. Idempotent.
+    public func shutdown() {
+        core.shutdown()
+    }
+}

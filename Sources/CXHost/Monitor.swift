@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// State guarded by one mutex, with a condition variable for waiting on it.
+///
+/// The only `@unchecked Sendable` in the host: every access to `state` happens
+/// inside `withLock` or `wait`, which hold the mutex.
+final class Monitor<State>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var state: State
+
+    init(_ state: State) {
+        self.state = state
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
+
+    /// Holds the lock, sleeps until `ready` is true, then runs `body` under the same lock.
+    func wait<Result>(until ready: (State) -> Bool, then body: (inout State) -> Result) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !ready(state) { pthread_cond_wait(condition, mutex) }
+        return body(&state)
+    }
+
+    /// Wakes every waiter; call with the lock held (inside `withLock`).
+    func broadcast() {
+        pthread_cond_broadcast(condition)
+    }
+}

@@ -1,0 +1,81 @@
+/// A JSON object whose members keep their order. Keys are unique: appending a
+/// key that is already present replaces its value in place.
+///
+/// Lookups are linear, which is the fast choice for the small objects that push
+/// payloads are (a handful of keys, 4 KB at most).
+public struct JSONObject: Sendable, Hashable, Sequence {
+    public typealias Member = (key: String, value: JSON)
+
+    @usableFromInline var keys: [String]
+    @usableFromInline var values: [JSON]
+
+    public init() {
+        keys = []
+        values = []
+    }
+
+    /// Members in order; a repeated key keeps its first position and its last value.
+    public init(_ members: some Sequence<(String, JSON)>) {
+        self.init()
+        for (key, value) in members { self[key] = value }
+    }
+
+    public var count: Int { keys.count }
+    public var isEmpty: Bool { keys.isEmpty }
+    public var orderedKeys: [String] { keys }
+
+    public struct Iterator: IteratorProtocol {
+        let object: JSONObject
+        var index = 0
+
+        public mutating func next() -> Member? {
+            guard index < object.keys.count else { return nil }
+            defer { index += 1 }
+            return (object.keys[index], object.values[index])
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(object: self) }
+
+    public func index(of key: String) -> Int? {
+        keys.firstIndex(of: key)
+    }
+
+    public func contains(_ key: String) -> Bool {
+        index(of: key) != nil
+    }
+
+    /// The value of `key`; setting `nil` removes the member, setting a value
+    /// replaces it in place or appends it at the end.
+    public subscript(key: String) -> JSON? {
+        get { index(of: key).map { values[$0] } }
+        set {
+            if let at = index(of: key) {
+                if let newValue {
+                    values[at] = newValue
+                } else {
+                    keys.remove(at: at)
+                    values.remove(at: at)
+                }
+            } else if let newValue {
+                keys.append(key)
+                values.append(newValue)
+            }
+        }
+    }
+
+    /// Appends a member the caller knows is new (the parser, whose input has unique keys).
+    @usableFromInline mutating func appendUnique(_ key: String, _ value: JSON) {
+        keys.append(key)
+        values.append(value)
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.keys == rhs.keys && lhs.values == rhs.values
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(keys)
+        hasher.combine(values)
+    }
+}

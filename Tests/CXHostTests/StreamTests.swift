@@ -1,0 +1,253 @@
+import CXHost
+import Foundation
+import Synchronization
+import Testing
+
+@Suite struct StreamTests {
+    @Test func H_3_itemsArriveInEmissionOrderThenOneEnd() throws {
+        let (host, recorder) = try makeHost()
+        try host.subscribe(key: "c", plugin: "echo", stream: "count", input: "5")
+        host.waitUntilIdle()
+        #expect(recorder.items("c").map(\.output) == ["1", "2", "3", "4", "5"])
+        #expect(recorder.all.last == .end(key: "c"))
+        #expect(recorder.ends("c") == 1)
+    }
+
+    @Test func H_3_unknownStreamGetsOneFailureItemAndAnEnd() throws {
+        let (host, recorder) = try makeHost()
+        try host.subscribe(key: "k", plugin: "echo", stream: "evnts")
+        host.waitUntilIdle()
+        #expect(
+            recorder.all == [
+                .item(key: "k", .failure("echo has no stream 'evnts'; it has: count, echoes")), .end(key: "k"),
+            ])
+    }
+
+    @Test func H_3_unknownPluginSubscribeGetsOneFailureItemAndAnEnd() throws {
+        let (host, recorder) = try makeHost()
+        try host.subscribe(key: "k", plugin: "gps", stream: "fixes")
+        host.waitUntilIdle()
+        #expect(
+            recorder.all == [
+                .item(key: "k", .failure("plugin 'gps' is not available (available: echo)")), .end(key: "k"),
+            ])
+    }
+
+    @Test func H_3_aStreamThatFailsToStartFailsAndEnds() throws {
+        let (host, recorder) = try makeHost()
+        try host.subscribe(key: "c", plugin: "echo", stream: "count", input: "many")
+        host.waitUntilIdle()
+        #expect(
+            recorder.all == [
+                .item(
+                    key: "c",
+                    .failure(
+                        "plugin 'echo' failed to start 'count': count needs a whole number from 0 to 10000, got 'many'")
+                ),
+                .end(key: "c"),
+            ])
+    }
+
+    @Test func H_4_subscribingWithAKeyInUseStopsTheOldStreamFirst() throws {
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let (host, recorder) = try makeHost([plugin])
+        try host.subscribe(key: "k", plugin: "p", stream: "s", input: "old")
+        let old = try #require(plugin.emitters.withLock { $0.first })
+        try host.subscribe(key: "k", plugin: "p", stream: "s", input: "new")
+        let new = try #require(plugin.emitters.withLock { $0.last })
+        #expect(plugin.stopped.withLock { $0 } == ["k"])
+        #expect(!old.isActive && new.isActive)
+        #expect(!old.emit("stale"))
+        #expect(new.emit("fresh"))
+        host.waitUntilIdle()
+        // The core caused the old stream's end: no end delivery for it.
+        #expect(recorder.all == [.item(key: "k", .success("fresh"))])
+    }
+
+    @Test func H_4_itemsQueuedBeforeAReplacementAreNotDelivered() throws {
+        let gate = Gate()
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let recorder = Recorder()
+        let box = HostBox()
+        let host = PluginHost { delivery in
+            recorder.record(delivery)
+            if delivery == .item(key: "block", .success("x")) { gate.wait() }
+        }
+        box.host = host
+        try host.register(plugin)
+        try host.subscribe(key: "block", plugin: "p", stream: "s")
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        let (blocker, old) = plugin.emitters.withLock { ($0[0], $0[1]) }
+        blocker.emit("x")  // holds the delivery thread until the gate opens
+        old.emit("queued before replacement")
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        gate.open()
+        host.waitUntilIdle()
+        #expect(recorder.items("k").isEmpty)
+    }
+
+    @Test func H_4_unsubscribingAnUnknownKeyIsANoOp() throws {
+        let (host, recorder) = try makeHost()
+        host.unsubscribe(key: "never")
+        try host.call("echo", "echo", input: "fine")
+        host.waitUntilIdle()
+        #expect(recorder.responses() == [.success("fine")])
+    }
+
+    @Test func H_4_nothingIsDeliveredAfterUnsubscribeReturns() throws {
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let (host, recorder) = try makeHost([plugin])
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        let emitter = try #require(plugin.emitters.withLock { $0.first })
+        emitter.emit("before")
+        host.unsubscribe(key: "k")
+        #expect(!emitter.emit("after"))
+        #expect(!emitter.end())
+        host.waitUntilIdle()
+        #expect(recorder.all.allSatisfy { $0 != .item(key: "k", .success("after")) })
+        #expect(recorder.ends("k") == 0)
+        #expect(plugin.stopped.withLock { $0 } == ["k"])
+    }
+
+    @Test func H_4_deliveriesRacingAnUnsubscribeFromAnotherThread() throws {
+        for _ in 0..<20 {
+            let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+            let (host, recorder) = try makeHost([plugin])
+            try host.subscribe(key: "k", plugin: "p", stream: "s")
+            let emitter = try #require(plugin.emitters.withLock { $0.first })
+            let started = Gate()
+            let producer = spawn {
+                var sent = 0
+                while emitter.emit(String(sent)) {
+                    sent += 1
+                    if sent == 100 { started.open() }
+                }
+            }
+            started.wait()
+            host.unsubscribe(key: "k")
+            let seenAtReturn = recorder.items("k").count
+            producer.wait()
+            host.waitUntilIdle()
+            let items = recorder.items("k")
+            #expect(items.count == seenAtReturn)
+            #expect(items.map(\.output) == (0..<items.count).map(String.init))
+            #expect(recorder.ends("k") == 0)
+        }
+    }
+
+    @Test func H_4_aPluginCausedEndIsDeliveredExactlyOnce() throws {
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let (host, recorder) = try makeHost([plugin])
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        let emitter = try #require(plugin.emitters.withLock { $0.first })
+        #expect(emitter.emit("last"))
+        #expect(emitter.end())
+        #expect(!emitter.end())
+        #expect(!emitter.emit("too late"))
+        host.waitUntilIdle()
+        #expect(recorder.all == [.item(key: "k", .success("last")), .end(key: "k")])
+        // The plugin ended it: unsubscribing afterwards does not stop it again.
+        host.unsubscribe(key: "k")
+        #expect(plugin.stopped.withLock { $0 }.isEmpty)
+    }
+
+    @Test func H_4_aPluginEndQueuedBeforeAResubscribeIsNotDeliveredToTheNewStream() throws {
+        let gate = Gate()
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let recorder = Recorder()
+        let host = PluginHost { delivery in
+            recorder.record(delivery)
+            if delivery == .item(key: "block", .success("x")) { gate.wait() }
+        }
+        try host.register(plugin)
+        try host.subscribe(key: "block", plugin: "p", stream: "s")
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        let (blocker, first) = plugin.emitters.withLock { ($0[0], $0[1]) }
+        blocker.emit("x")
+        first.end()
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        gate.open()
+        host.waitUntilIdle()
+        #expect(recorder.ends("k") == 0)
+        let second = try #require(plugin.emitters.withLock { $0.last })
+        #expect(second.isActive)
+    }
+
+    @Test func H_5_theHandlerIsNeverCalledConcurrently() throws {
+        let inside = Atomic<Int>(0)
+        let most = Atomic<Int>(0)
+        let count = Atomic<Int>(0)
+        let host = PluginHost { _ in
+            let now = inside.add(1, ordering: .sequentiallyConsistent).newValue
+            _ = most.max(now, ordering: .sequentiallyConsistent)
+            count.add(1, ordering: .relaxed)
+            inside.subtract(1, ordering: .sequentiallyConsistent)
+        }
+        try host.register(TestPlugins.echo())
+        let threads = (0..<8).map { index in
+            spawn { for call in 0..<500 { _ = try? host.call("echo", "echo", input: "\(index)-\(call)") } }
+        }
+        for thread in threads { thread.wait() }
+        host.waitUntilIdle()
+        #expect(count.load(ordering: .relaxed) == 4000)
+        #expect(most.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func H_5_itemsOfOneKeyArriveInEmissionOrderAcrossKeys() throws {
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let (host, recorder) = try makeHost([plugin])
+        for key in ["a", "b", "c"] { try host.subscribe(key: key, plugin: "p", stream: "s") }
+        let emitters = plugin.emitters.withLock { $0 }
+        let threads = emitters.map { emitter in
+            spawn { for index in 0..<1000 { emitter.emit(String(index)) } }
+        }
+        for thread in threads { thread.wait() }
+        host.waitUntilIdle()
+        for key in ["a", "b", "c"] {
+            #expect(recorder.items(key).map(\.output) == (0..<1000).map(String.init))
+        }
+    }
+
+    @Test func H_6_theSameInputsGiveTheSameOutputs() throws {
+        // H-6 holds for a driver that waits for idle between inputs, as the shell does.
+        func transcript() throws -> [Delivery] {
+            let (host, recorder) = try makeHost()
+            let steps: [() throws -> Void] = [
+                { try host.subscribe(key: "e", plugin: "echo", stream: "echoes") },
+                { try host.subscribe(key: "c", plugin: "echo", stream: "count", input: "3") },
+                { try host.call("echo", "echo", input: "x") },
+                { try host.call("nope", "x") },
+                { try host.subscribe(key: "e", plugin: "echo", stream: "count", input: "2") },
+                { host.unsubscribe(key: "c") },
+                { try host.call("echo", "echo", input: "y") },
+            ]
+            for step in steps {
+                try step()
+                host.waitUntilIdle()
+            }
+            return recorder.all
+        }
+        let first = try transcript()
+        #expect(first.count == 11)
+        for _ in 0..<10 { #expect(try transcript() == first) }
+    }
+}
+
+/// A one-shot latch for tests: `wait` blocks until `open`.
+final class Gate: Sendable {
+    private let condition = NSCondition()
+    private let isOpen = Mutex(false)
+
+    func open() {
+        condition.lock()
+        isOpen.withLock { $0 = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait() {
+        condition.lock()
+        while !isOpen.withLock({ $0 }) { condition.wait() }
+        condition.unlock()
+    }
+}

@@ -1,0 +1,6 @@
+import CXHost
+import EchoPlugin
+
+enum TestPlugins {
+    static func echo() -> any Plugin { EchoPlugin() }
+}
