@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "CXHost", targets: ["CXHost"]),
         .library(name: "OrderedJSON", targets: ["OrderedJSON"]),
         .library(name: "EchoPlugin", targets: ["EchoPlugin"]),
+        .library(name: "PushPlugin", targets: ["PushPlugin"]),
     ],
     targets: [
         // jansson from the system (Debian: libjansson-dev), found through pkg-config.
@@ -19,8 +20,11 @@ let package = Package(
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "EchoPlugin", dependencies: ["CXHost"], path: "Plugins/Echo"),
+        .target(name: "PushPlugin", dependencies: ["CXHost", "OrderedJSON"], path: "Plugins/Push"),
         .executableTarget(name: "cxdemo", dependencies: ["CXHost", "EchoPlugin"], path: "Shell/cxdemo"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
+        .testTarget(
+            name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"], path: "Tests/PushPluginTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -120,7 +120,11 @@ final class HostCore: Sendable {
             state.activeStreams.removeAll()
             state.keyGenerations.removeAll()
             state.invocations += 1
-            return (streams, Array(state.plugins.values))
+            // Nothing is dispatched after shutdown; dropping the registry also breaks the
+            // cycle host → plugin → retained emitter or reply → host.
+            let plugins = Array(state.plugins.values)
+            state.plugins.removeAll()
+            return (streams, plugins)
         }
         if let stopping {
             for stream in stopping.streams { stream.plugin.stopStream(stream.emitter) }

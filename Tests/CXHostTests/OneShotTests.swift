@@ -132,6 +132,7 @@ import Testing
 
 /// Lets a handler reach the host it belongs to.
 final class HostBox: @unchecked Sendable {
-    // Written once before any delivery can happen, read only by the handler.
-    var host: PluginHost?
+    // Written once before any delivery can happen, read only by the handler; weak so
+    // that host → handler → box → host is not a cycle.
+    weak var host: PluginHost?
 }

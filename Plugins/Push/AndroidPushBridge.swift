@@ -1,0 +1,126 @@
+import OrderedJSON
+
+/// An FCM message as `FirebaseMessagingService.onMessageReceived` sees it.
+public struct RemoteMessage: Sendable, Equatable {
+    /// The notification block of a notification message.
+    public struct Notification: Sendable, Equatable {
+        public var title: String?
+        public var body: String?
+        /// `android.notification.tag` (DEL-5).
+        public var tag: String?
+
+        public init(title: String? = nil, body: String? = nil, tag: String? = nil) {
+            self.title = title
+            self.body = body
+            self.tag = tag
+        }
+    }
+
+    /// `google.message_id`.
+    public var messageID: String
+    /// `getData()`: the developer's keys, in order, string values.
+    public var data: JSONObject
+    public var notification: Notification?
+
+    public init(messageID: String, data: JSONObject, notification: Notification? = nil) {
+        self.messageID = messageID
+        self.data = data
+        self.notification = notification
+    }
+}
+
+/// An activity intent as Android hands it over: its extras, in order.
+public struct AndroidIntent: Sendable, Equatable {
+    public var extras: JSONObject
+
+    public init(extras: JSONObject) {
+        self.extras = extras
+    }
+}
+
+/// Where an Android shell forwards the OS's callbacks, unchanged. Each method is
+/// named after the `FirebaseMessagingService`, `Activity` or Firebase task callback
+/// that calls it.
+public struct AndroidPushBridge: Sendable {
+    let plugin: PushPlugin
+
+    /// The extra that carries a plugin-posted notification's own event (PAY-2).
+    public static let payloadExtra = "mobiler_push_payload"
+    /// The extra that identifies a plugin-posted notification.
+    public static let idExtra = "mobiler_push_id"
+
+    /// `Activity.onCreate`: the launch intent. A tap that launched the app is an
+    /// `opened` event (TAP-1); a launcher intent is nothing (TAP-5).
+    public func onCreate(intent: AndroidIntent?) {
+        if let intent { handle(intent) }
+    }
+
+    /// `Activity.onNewIntent`: a tap while the app is running (TAP-1).
+    public func onNewIntent(_ intent: AndroidIntent) {
+        handle(intent)
+    }
+
+    /// `FirebaseMessagingService.onNewToken` (TOK-1, TOK-2).
+    public func onNewToken(_ token: String) {
+        plugin.tokenArrived(token)
+    }
+
+    /// The success listener of `FirebaseMessaging.getToken()` (REG-1).
+    public func tokenFetched(_ token: String) {
+        plugin.tokenArrived(token)
+    }
+
+    /// The failure listener of `FirebaseMessaging.getToken()` (REG-3).
+    public func tokenFetchFailed(error: String) {
+        plugin.registrationFailed(error)
+    }
+
+    /// `onRequestPermissionsResult` for `POST_NOTIFICATIONS` (REG-2).
+    public func permissionResult(granted: Bool) {
+        plugin.authorizationAnswered(granted: granted)
+    }
+
+    /// `FirebaseMessagingService.onMessageReceived`: every data message, and a
+    /// notification message in the foreground. In the foreground it is a `received`
+    /// event (DEL-1). The plugin always posts the tray notification, and its tap
+    /// carries this message's own payload (DEL-3, PAY-2). The OS drops the post when
+    /// notifications are not allowed (DEL-6).
+    public func onMessageReceived(_ message: RemoteMessage) {
+        let payload = PushEvent.android(
+            data: message.data, notificationTitle: message.notification?.title,
+            notificationBody: message.notification?.body, action: .received)
+        if plugin.system.isAppInForeground() { plugin.received(event: payload) }
+        var stored = payload
+        stored[PushEvent.reservedKey] = nil
+        let extras = JSONObject([
+            (Self.payloadExtra, .string(stored.compactText)), (Self.idExtra, .string(message.messageID)),
+        ])
+        plugin.system.post(
+            TrayNotification(
+                title: message.notification?.title ?? message.data["title"]?.stringValue,
+                body: message.notification?.body ?? message.data["body"]?.stringValue,
+                tag: message.notification?.tag, intentExtras: extras))
+    }
+
+    private func handle(_ intent: AndroidIntent) {
+        if let payloadText = intent.extras[Self.payloadExtra]?.stringValue,
+            let payload = try? JSON.parse(text: payloadText).objectValue
+        {
+            let id = intent.extras[Self.idExtra]?.stringValue ?? payloadText
+            plugin.opened(id: id, event: payload)
+        } else if let messageID = intent.extras["google.message_id"]?.stringValue {
+            // A notification message FCM displayed itself: the extras are the message
+            // bundle; its data keys are what remains without GmsCore's own keys (DEL-3).
+            let data = JSONObject(intent.extras.filter { !Self.isFCMInternal($0.key) }.map { ($0.key, $0.value) })
+            plugin.opened(
+                id: messageID,
+                event: PushEvent.android(data: data, notificationTitle: nil, notificationBody: nil, action: .opened))
+        }
+    }
+
+    /// Keys `RemoteMessage.getData()` leaves out.
+    static func isFCMInternal(_ key: String) -> Bool {
+        key.hasPrefix("google.") || key.hasPrefix("gcm.") || key == "from" || key == "collapse_key"
+            || key == "message_type"
+    }
+}

@@ -1,0 +1,105 @@
+import OrderedJSON
+
+/// A notification as iOS hands it over: the request's identifier and its `userInfo`
+/// (the APNs payload).
+public struct IOSNotification: Sendable, Equatable {
+    public var identifier: String
+    public var userInfo: JSONObject
+
+    public init(identifier: String, userInfo: JSONObject) {
+        self.identifier = identifier
+        self.userInfo = userInfo
+    }
+
+    /// An alert push has `aps.alert`, `aps.sound` or `aps.badge`; anything else
+    /// (`content-available` only, or no `aps`) shows nothing (DEL-2).
+    public var isAlert: Bool { Self.isAlert(userInfo: userInfo) }
+
+    public static func isAlert(userInfo: JSONObject) -> Bool {
+        guard let aps = userInfo["aps"]?.objectValue else { return false }
+        return aps.contains("alert") || aps.contains("sound") || aps.contains("badge")
+    }
+}
+
+/// How a foreground notification is presented (`UNNotificationPresentationOptions`).
+public struct IOSPresentationOptions: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let banner = IOSPresentationOptions(rawValue: 1)
+    public static let list = IOSPresentationOptions(rawValue: 2)
+    public static let sound = IOSPresentationOptions(rawValue: 4)
+    public static let badge = IOSPresentationOptions(rawValue: 8)
+}
+
+/// Where an iOS shell forwards the OS's callbacks, unchanged. Each method is named
+/// after the `UIApplicationDelegate` or `UNUserNotificationCenterDelegate` callback
+/// that calls it.
+public struct IOSPushBridge: Sendable {
+    let plugin: PushPlugin
+
+    /// `UNNotificationDefaultActionIdentifier`: the user tapped the notification itself.
+    public static let defaultActionIdentifier = "com.apple.UNNotificationDefaultActionIdentifier"
+
+    /// `application(_:didFinishLaunchingWithOptions:)`. `remoteNotification` is the
+    /// launch options' notification when a tap launched the app (TAP-1, TAP-2).
+    /// With notifications allowed, registers again, as iOS apps do at every launch,
+    /// so a token rotated while the app was not running is noticed.
+    public func didFinishLaunching(remoteNotification: IOSNotification?) {
+        if let notification = remoteNotification {
+            plugin.opened(
+                id: notification.identifier, event: PushEvent.ios(userInfo: notification.userInfo, action: .opened))
+        }
+        if plugin.system.notificationAuthorization() == .granted { plugin.system.requestPushToken() }
+    }
+
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`: the token
+    /// as lowercase hex, whatever its length (REG-1).
+    public func didRegisterForRemoteNotifications(deviceToken: [UInt8]) {
+        plugin.tokenArrived(Self.hex(deviceToken))
+    }
+
+    /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)` (REG-3).
+    public func didFailToRegisterForRemoteNotifications(error: String) {
+        plugin.registrationFailed(error)
+    }
+
+    /// The completion of `requestAuthorization(options:)` (REG-2).
+    public func authorizationAnswered(granted: Bool) {
+        plugin.authorizationAnswered(granted: granted)
+    }
+
+    /// `userNotificationCenter(_:willPresent:)`: an alert push in the foreground is a
+    /// `received` event and is shown (DEL-1).
+    public func willPresent(_ notification: IOSNotification) -> IOSPresentationOptions {
+        plugin.received(event: PushEvent.ios(userInfo: notification.userInfo, action: .received))
+        return [.banner, .list, .sound, .badge]
+    }
+
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`. In the
+    /// foreground a background push is `received` (DEL-1). An alert push also reaches
+    /// `willPresent`, which already delivered it, so it is not delivered twice here
+    /// (Capacitor's duplicate `received` on iOS 18). In the background: nothing (DEL-2).
+    public func didReceiveRemoteNotification(userInfo: JSONObject) {
+        guard plugin.system.isAppInForeground(), !IOSNotification.isAlert(userInfo: userInfo) else { return }
+        plugin.received(event: PushEvent.ios(userInfo: userInfo, action: .received))
+    }
+
+    /// `userNotificationCenter(_:didReceive:)`: the default action is a tap (TAP-1).
+    /// The same notification reported again (it also launched the app) is ignored.
+    public func didReceive(response notification: IOSNotification, actionIdentifier: String) {
+        guard actionIdentifier == Self.defaultActionIdentifier else { return }
+        plugin.opened(
+            id: notification.identifier, event: PushEvent.ios(userInfo: notification.userInfo, action: .opened))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

@@ -1,0 +1,69 @@
+import OrderedJSON
+
+/// What happened to a notification, as the `mobiler_push` key says.
+public enum NotificationAction: String, Sendable {
+    case opened, received
+}
+
+/// The events the `events` stream carries, and the pure functions that build them
+/// from what the OS hands over (PAY-1 … PAY-4, EV-2, EV-3).
+public enum PushEvent {
+    /// The reserved key (PAY-4).
+    public static let reservedKey = "mobiler_push"
+
+    /// PAY-1: an APNs payload (`userInfo`) as an event. Every top-level key except
+    /// `aps` in order; then `aps.alert`'s `title` and `body` (or a string alert as
+    /// `body`) unless the payload already has those keys; then `mobiler_push`.
+    public static func ios(userInfo: JSONObject, action: NotificationAction) -> JSONObject {
+        var event = JSONObject()
+        for (key, value) in userInfo where key != "aps" && key != reservedKey {
+            event[key] = value
+        }
+        switch userInfo["aps"]?["alert"] {
+        case .object(let alert):
+            addMissing("title", alert["title"], to: &event)
+            addMissing("body", alert["body"], to: &event)
+        case .string(let text):
+            addMissing("body", .string(text), to: &event)
+        default:
+            break
+        }
+        event[reservedKey] = .string(action.rawValue)
+        return event
+    }
+
+    /// PAY-2: an FCM message as an event. The `data` keys in order; then the
+    /// notification block's `title` and `body` when given (pass nil for a tap on an
+    /// FCM-displayed notification message, DEL-3), never overwriting; then `mobiler_push`.
+    public static func android(
+        data: JSONObject, notificationTitle: String?, notificationBody: String?, action: NotificationAction
+    ) -> JSONObject {
+        var event = JSONObject()
+        for (key, value) in data where key != reservedKey {
+            event[key] = value
+        }
+        addMissing("title", notificationTitle.map(JSON.string), to: &event)
+        addMissing("body", notificationBody.map(JSON.string), to: &event)
+        event[reservedKey] = .string(action.rawValue)
+        return event
+    }
+
+    /// EV-3: `{"type":"token_refresh","token":…}`, without `mobiler_push`.
+    public static func tokenRefresh(_ token: String) -> JSONObject {
+        JSONObject([("type", "token_refresh"), ("token", .string(token))])
+    }
+
+    /// Marks an already built event with another action (an entry posted from a
+    /// `received` message is later `opened`).
+    public static func with(_ action: NotificationAction, _ payload: JSONObject) -> JSONObject {
+        var event = payload
+        event[reservedKey] = nil
+        event[reservedKey] = .string(action.rawValue)
+        return event
+    }
+
+    private static func addMissing(_ key: String, _ value: JSON?, to event: inout JSONObject) {
+        guard let value, !event.contains(key) else { return }
+        event[key] = value
+    }
+}

@@ -1,0 +1,197 @@
+import CXHost
+import OrderedJSON
+import Synchronization
+
+/// The `push` plugin: op `register` and stream `events`, per the push contract.
+///
+/// The plugin holds the contract (what the core sees and when); the OS is reached
+/// through `system`, and the OS reaches the plugin through `iosBridge` or
+/// `androidBridge`. All of the plugin's state lives in `state`, behind one lock.
+/// Emits and answers happen under that lock, because they only queue into the host
+/// and never call back: this is what keeps a buffer flush ahead of any live event
+/// (TAP-4). The OS is only ever called with the lock released, since it may answer
+/// through a bridge before it returns.
+public final class PushPlugin: Plugin {
+    public let descriptor = PluginDescriptor(name: "push", ops: ["register"], streams: ["events"])
+    let system: any PushSystem
+    private let state = Mutex(State())
+
+    struct State {
+        /// Live `events` subscriptions, in subscription order (EV-6).
+        var subscribers: [StreamEmitter] = []
+        var buffer = TapBuffer()
+        /// `register` calls waiting for the permission prompt or the token.
+        var pendingRegistrations: [Reply] = []
+        var awaitingAuthorization = false
+        /// Notifications already delivered as `opened`, so a launch tap that the OS
+        /// reports twice (launch options and `didReceive`) is delivered once.
+        var openedIDs = RecentIDs(capacity: 64)
+    }
+
+    public init(system: any PushSystem) {
+        self.system = system
+    }
+
+    /// The bridge an iOS shell's `AppDelegate` and notification-center delegate forward to.
+    public var iosBridge: IOSPushBridge { IOSPushBridge(plugin: self) }
+
+    /// The bridge an Android shell's `FirebaseMessagingService` and activity forward to.
+    public var androidBridge: AndroidPushBridge { AndroidPushBridge(plugin: self) }
+
+    /// What a shell may show about the buffer: events waiting, and taps dropped by the
+    /// bound (TAP-3), so that drops are visible rather than silent.
+    public var diagnostics: PushDiagnostics {
+        state.withLock { PushDiagnostics(buffered: $0.buffer.count, droppedTaps: $0.buffer.droppedTaps) }
+    }
+
+    // MARK: Plugin
+
+    public func call(_ op: String, input: String, reply: Reply) throws {
+        guard system.platform != .web else {
+            reply.fail("push notifications are not available on the web (browser web push is a separate concern)")
+            return
+        }
+        switch system.notificationAuthorization() {
+        case .denied:
+            reply.fail(Self.permissionDenied)
+        case .undetermined:
+            let ask = state.withLock { state -> Bool in
+                state.pendingRegistrations.append(reply)
+                defer { state.awaitingAuthorization = true }
+                return !state.awaitingAuthorization
+            }
+            if ask { system.requestNotificationAuthorization() }
+        case .granted:
+            state.withLock { $0.pendingRegistrations.append(reply) }
+            system.requestPushToken()
+        }
+    }
+
+    public func startStream(_ stream: String, input: String, emitter: StreamEmitter) throws {
+        let flushedToken = state.withLock { state -> String? in
+            state.subscribers.append(emitter)
+            var token: String?
+            for entry in state.buffer.drain() {
+                emitter.emit(entry.eventText)
+                if case .tokenRefresh(let refreshed) = entry { token = refreshed }
+            }
+            return token
+        }
+        if let flushedToken { system.storeReportedToken(flushedToken) }
+    }
+
+    public func stopStream(_ emitter: StreamEmitter) {
+        state.withLock { $0.subscribers.removeAll { $0 === emitter } }
+    }
+
+    public func hostDidShutDown() {
+        state.withLock {
+            $0.subscribers.removeAll()
+            $0.pendingRegistrations.removeAll()
+        }
+    }
+
+    // MARK: What the bridges report
+
+    func authorizationAnswered(granted: Bool) {
+        let waiting = state.withLock { state -> Bool in
+            state.awaitingAuthorization = false
+            guard granted else {
+                for reply in state.pendingRegistrations { reply.fail(Self.permissionDenied) }
+                state.pendingRegistrations.removeAll()
+                return false
+            }
+            return !state.pendingRegistrations.isEmpty
+        }
+        if waiting { system.requestPushToken() }
+    }
+
+    /// A token from the OS: answers waiting `register` calls (REG-1, REG-4) and, when it
+    /// differs from the last token the core was told about, is a rotation (TOK-1, TOK-2).
+    func tokenArrived(_ token: String) {
+        let previous = system.lastReportedToken()
+        let service = system.platform.tokenService ?? ""
+        let reported = state.withLock { state -> Bool in
+            let answer = JSONObject([("token", .string(token)), ("platform", .string(service))]).compactText
+            let answered = !state.pendingRegistrations.isEmpty
+            for reply in state.pendingRegistrations { reply.succeed(answer) }
+            state.pendingRegistrations.removeAll()
+            guard let previous, previous != token else { return answered }
+            if state.subscribers.isEmpty {
+                state.buffer.setTokenRefresh(token)
+                return answered
+            }
+            let event = PushEvent.tokenRefresh(token).compactText
+            for subscriber in state.subscribers { subscriber.emit(event) }
+            return true
+        }
+        // Remember the token only once the core has it; a buffered rotation lost with
+        // the process is then noticed again at the next launch.
+        if reported || previous == nil { system.storeReportedToken(token) }
+    }
+
+    /// REG-3: the OS could not register; waiting calls get its words.
+    func registrationFailed(_ error: String) {
+        state.withLock { state in
+            for reply in state.pendingRegistrations { reply.fail(error) }
+            state.pendingRegistrations.removeAll()
+        }
+    }
+
+    /// TAP-1, TAP-2: a tap's event goes to the live subscribers, or to the buffer.
+    func opened(id: String, event: JSONObject) {
+        let text = PushEvent.with(.opened, event).compactText
+        state.withLock { state in
+            guard state.openedIDs.insert(id) else { return }
+            if state.subscribers.isEmpty {
+                state.buffer.addOpened(text)
+            } else {
+                for subscriber in state.subscribers { subscriber.emit(text) }
+            }
+        }
+    }
+
+    /// DEL-1: `received` is live only; with no subscriber it is dropped.
+    /// Returns whether any subscriber got it.
+    @discardableResult
+    func received(event: JSONObject) -> Bool {
+        let text = PushEvent.with(.received, event).compactText
+        return state.withLock { state in
+            for subscriber in state.subscribers { subscriber.emit(text) }
+            return !state.subscribers.isEmpty
+        }
+    }
+
+    static let permissionDenied =
+        "the notification permission was denied; the user can allow notifications in the system settings"
+}
+
+/// A read-only view of the plugin's buffer for shells and diagnostics.
+public struct PushDiagnostics: Sendable, Equatable {
+    /// Events waiting in the tap buffer (taps and the token slot).
+    public let buffered: Int
+    /// Taps the buffer dropped for its bound since this process started.
+    public let droppedTaps: Int
+
+    public init(buffered: Int, droppedTaps: Int) {
+        self.buffered = buffered
+        self.droppedTaps = droppedTaps
+    }
+}
+
+/// The last `capacity` identifiers seen, oldest forgotten first.
+struct RecentIDs {
+    let capacity: Int
+    private var order: [String] = []
+    private var members: Set<String> = []
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Returns false when `id` was already present.
+    mutating func insert(_ id: String) -> Bool {
+        guard members.insert(id).inserted else { return false }
+        order.append(id)
+        if order.count > capacity { members.remove(order.removeFirst()) }
+        return true
+    }
+}

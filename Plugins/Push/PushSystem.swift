@@ -1,0 +1,52 @@
+import OrderedJSON
+
+/// What the push plugin asks of the OS. A real iOS or Android shell implements it
+/// over the platform's APIs; the headless shell implements it over its simulated device.
+///
+/// Requests are answered later through the platform bridge (for example
+/// `requestPushToken` is answered by `didRegisterForRemoteNotifications` on iOS or
+/// `tokenFetched` on Android), and may be answered before the request returns.
+public protocol PushSystem: AnyObject, Sendable {
+    var platform: PushPlatform { get }
+
+    /// The stored notification decision (REG-2).
+    func notificationAuthorization() -> PushAuthorization
+
+    /// Shows the permission prompt; the answer arrives through the bridge's
+    /// `authorizationAnswered` (iOS) or `permissionResult` (Android).
+    func requestNotificationAuthorization()
+
+    /// iOS `registerForRemoteNotifications`, Android `FirebaseMessaging.getToken`.
+    func requestPushToken()
+
+    /// Whether the app is in the foreground now.
+    func isAppInForeground() -> Bool
+
+    /// Android: posts a tray notification built by the plugin (DEL-3). The OS drops
+    /// it when notifications are not allowed.
+    func post(_ notification: TrayNotification)
+
+    /// The last token the plugin reported to the core, kept in the app's own
+    /// storage (UserDefaults, SharedPreferences) so a rotation while the app was not
+    /// running is noticed at the next launch.
+    func lastReportedToken() -> String?
+    func storeReportedToken(_ token: String)
+}
+
+/// A notification the plugin asks the OS to show (Android data messages).
+public struct TrayNotification: Sendable, Equatable {
+    public var title: String?
+    public var body: String?
+    /// `android.notification.tag`: a posted notification with the same tag replaces it (DEL-5).
+    public var tag: String?
+    /// The extras of the tap intent. The plugin reads them back in
+    /// `AndroidPushBridge.onNewIntent` / `onCreate`.
+    public var intentExtras: JSONObject
+
+    public init(title: String?, body: String?, tag: String?, intentExtras: JSONObject) {
+        self.title = title
+        self.body = body
+        self.tag = tag
+        self.intentExtras = intentExtras
+    }
+}

@@ -1,0 +1,68 @@
+import OrderedJSON
+import PushPlugin
+import Testing
+
+@Suite struct PayloadTests {
+    func ios(_ text: String, _ action: NotificationAction = .opened) -> String {
+        PushEvent.ios(userInfo: object(text), action: action).compactText
+    }
+
+    @Test func PAY_1_keysExceptApsInOrderThenTitleBodyThenMobilerPush() {
+        #expect(
+            ios(#"{"z":1,"aps":{"alert":{"body":"b","title":"t","subtitle":"s"}},"a":{"y":1,"x":2}}"#)
+                == #"{"z":1,"a":{"y":1,"x":2},"title":"t","body":"b","mobiler_push":"opened"}"#)
+    }
+
+    @Test func PAY_1_aStringAlertIsTheBody() {
+        #expect(ios(#"{"aps":{"alert":"hello"}}"#, .received) == #"{"body":"hello","mobiler_push":"received"}"#)
+    }
+
+    @Test func PAY_1_noApsOrNoAlertAddsNothing() {
+        #expect(ios(#"{"k":"v"}"#) == #"{"k":"v","mobiler_push":"opened"}"#)
+        #expect(ios(#"{"aps":{"badge":3}}"#) == #"{"mobiler_push":"opened"}"#)
+    }
+
+    @Test func PAY_1_valuesAreKeptExactly() {
+        let text =
+            #"{"big":9223372036854775807,"neg":-9223372036854775808,"precise":9007199254740993,"price":9.99,"nested":{"b":[1,{"d":null,"c":true}],"a":"é😀\u0000"}}"#
+        #expect(ios(text) == String(text.dropLast()) + #","mobiler_push":"opened"}"#)
+    }
+
+    @Test func PAY_2_dataKeysInOrderThenNotificationTitleAndBody() {
+        let event = PushEvent.android(
+            data: object(#"{"type":"x","id":"1"}"#), notificationTitle: "T", notificationBody: "B", action: .received)
+        #expect(event.compactText == #"{"type":"x","id":"1","title":"T","body":"B","mobiler_push":"received"}"#)
+    }
+
+    @Test func PAY_3_titleAndBodyNeverOverwriteThePayloadsOwnKeys() {
+        #expect(
+            ios(#"{"title":"mine","aps":{"alert":{"title":"t","body":"b"}}}"#)
+                == #"{"title":"mine","body":"b","mobiler_push":"opened"}"#)
+        let event = PushEvent.android(
+            data: object(#"{"body":"mine"}"#), notificationTitle: "T", notificationBody: "B", action: .opened)
+        #expect(event.compactText == #"{"body":"mine","title":"T","mobiler_push":"opened"}"#)
+    }
+
+    @Test func PAY_4_aPayloadsOwnMobilerPushIsRemovedAndOursIsLast() {
+        #expect(
+            ios(#"{"mobiler_push":"forged","a":1,"aps":{"alert":"x"}}"#)
+                == #"{"a":1,"body":"x","mobiler_push":"opened"}"#)
+        let event = PushEvent.android(
+            data: object(#"{"mobiler_push":"x","b":"2"}"#), notificationTitle: nil, notificationBody: nil,
+            action: .received)
+        #expect(event.compactText == #"{"b":"2","mobiler_push":"received"}"#)
+        #expect(
+            PushEvent.with(.opened, object(#"{"a":1,"mobiler_push":"received","b":2}"#)).compactText
+                == #"{"a":1,"b":2,"mobiler_push":"opened"}"#)
+    }
+
+    @Test func TAP_3_theBufferBoundIsThirtyTwoAndCountsDrops() {
+        var buffer = TapBuffer()
+        for index in 0..<100 { buffer.addOpened(String(index)) }
+        buffer.setTokenRefresh("t")
+        #expect(buffer.count == 33 && buffer.droppedTaps == 68)
+        let drained = buffer.drain()
+        #expect(drained.first == .opened("68") && drained.last == .tokenRefresh(token: "t"))
+        #expect(buffer.isEmpty && buffer.droppedTaps == 68)
+    }
+}
