@@ -17,8 +17,9 @@ deps:
 build: deps
 	$(SWIFT) build -Xswiftc -warnings-as-errors
 
+# The seed's four checks on iOS and on Android, played by the headless shell.
 demo: build
-	$(SWIFT) run --skip-build cxdemo
+	@.build/debug/cxshell run Tests/Scenarios/ios-seed-checks.cxs Tests/Scenarios/android-seed-checks.cxs
 
 test: deps
 	Tests/run-all

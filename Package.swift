@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "OrderedJSON", targets: ["OrderedJSON"]),
         .library(name: "EchoPlugin", targets: ["EchoPlugin"]),
         .library(name: "PushPlugin", targets: ["PushPlugin"]),
+        .executable(name: "cxshell", targets: ["cxshell"]),
     ],
     targets: [
         // jansson from the system (Debian: libjansson-dev), found through pkg-config.
@@ -21,7 +22,14 @@ let package = Package(
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "EchoPlugin", dependencies: ["CXHost"], path: "Plugins/Echo"),
         .target(name: "PushPlugin", dependencies: ["CXHost", "OrderedJSON"], path: "Plugins/Push"),
-        .executableTarget(name: "cxdemo", dependencies: ["CXHost", "EchoPlugin"], path: "Shell/cxdemo"),
+        .target(name: "PushServices", dependencies: ["OrderedJSON"], path: "Shell/PushServices"),
+        .target(
+            name: "SimulatedDevice", dependencies: ["CXHost", "PushPlugin", "EchoPlugin", "PushServices", "OrderedJSON"],
+            path: "Shell/SimulatedDevice"),
+        .target(
+            name: "ShellKit", dependencies: ["CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON"],
+            path: "Shell/ShellKit"),
+        .executableTarget(name: "cxshell", dependencies: ["ShellKit"], path: "Shell/cxshell"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(
             name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"], path: "Tests/PushPluginTests"),

@@ -41,7 +41,10 @@ public final class PushPlugin: Plugin {
     /// What a shell may show about the buffer: events waiting, and taps dropped by the
     /// bound (TAP-3), so that drops are visible rather than silent.
     public var diagnostics: PushDiagnostics {
-        state.withLock { PushDiagnostics(buffered: $0.buffer.count, droppedTaps: $0.buffer.droppedTaps) }
+        state.withLock {
+            PushDiagnostics(
+                buffered: $0.buffer.count, droppedTaps: $0.buffer.droppedTaps, liveSubscribers: $0.subscribers.count)
+        }
     }
 
     // MARK: Plugin
@@ -172,10 +175,13 @@ public struct PushDiagnostics: Sendable, Equatable {
     public let buffered: Int
     /// Taps the buffer dropped for its bound since this process started.
     public let droppedTaps: Int
+    /// Live `events` subscriptions.
+    public let liveSubscribers: Int
 
-    public init(buffered: Int, droppedTaps: Int) {
+    public init(buffered: Int, droppedTaps: Int, liveSubscribers: Int = 0) {
         self.buffered = buffered
         self.droppedTaps = droppedTaps
+        self.liveSubscribers = liveSubscribers
     }
 }
 

@@ -57,7 +57,7 @@ func tap(_ app: App, _ id: String, _ userInfo: String) {
     func TAP_3_dropsOldestPastThirtyTwo(taps: Int) throws {
         let app = try App()
         for index in 1...taps { tap(app, "t\(index)", #"{"n":\#(index)}"#) }
-        #expect(app.plugin.diagnostics == PushDiagnostics(buffered: 32, droppedTaps: taps - 32))
+        #expect(app.plugin.diagnostics == PushDiagnostics(buffered: 32, droppedTaps: taps - 32, liveSubscribers: 0))
         try app.subscribe()
         let expected = ((taps - 31)...taps).map { #"{"n":\#($0),"mobiler_push":"opened"}"# }
         #expect(app.events() == expected)

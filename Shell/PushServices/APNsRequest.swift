@@ -1,0 +1,197 @@
+import OrderedJSON
+
+/// A request a backend sends to APNs (`POST /3/device/<token>`): its headers and
+/// its body bytes, exactly as sent.
+public struct APNsRequest: Sendable {
+    /// Header names lowercased (HTTP/2), values as sent.
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// The device token, when not given by a `:path` header.
+    public var token: String?
+
+    public init(headers: [String: String], body: [UInt8], token: String?) {
+        self.headers = Dictionary(
+            headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+        self.body = body
+        self.token = token
+    }
+}
+
+/// What APNs answers a request it refuses: the HTTP status and the `reason`.
+public struct APNsRejection: Error, Sendable, Equatable, CustomStringConvertible {
+    public let status: Int
+    public let reason: String
+    /// A sentence for people; APNs itself sends only the reason.
+    public let detail: String
+    /// For 410 answers: when the token stopped being valid, in milliseconds.
+    public let timestamp: Int64?
+
+    public init(status: Int, reason: String, detail: String, timestamp: Int64? = nil) {
+        self.status = status
+        self.reason = reason
+        self.detail = detail
+        self.timestamp = timestamp
+    }
+
+    public var description: String { "\(status) \(reason): \(detail)" }
+}
+
+/// The device and app an APNs request must be addressed to.
+public struct APNsDestination: Sendable {
+    public var token: String
+    public var bundleID: String
+    /// Tokens this device used to have, with when they were retired (ms since 1970).
+    public var retiredTokens: [String: Int64]
+
+    public init(token: String, bundleID: String, retiredTokens: [String: Int64] = [:]) {
+        self.token = token
+        self.bundleID = bundleID
+        self.retiredTokens = retiredTokens
+    }
+}
+
+/// A request APNs accepted, ready for the device.
+public struct APNsNotification: Sendable, Equatable {
+    /// The `apns-id` header when the sender gave one; APNs makes one up otherwise.
+    public var apnsID: String?
+    public var pushType: String?
+    public var priority: Int
+    public var collapseID: String?
+    public var payload: JSONObject
+}
+
+extension APNsRequest {
+    public static let pushTypes = [
+        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity",
+        "pushtotalk", "widgets",
+    ]
+
+    /// The topic suffix some push types require (APNSwift's push-type docs).
+    static let topicSuffixes = [
+        "voip": ".voip", "complication": ".complication", "fileprovider": ".pushkit.fileprovider",
+        "location": ".location-query", "liveactivity": ".push-type.liveactivity", "pushtotalk": ".voip-ptt",
+        "widgets": ".push-type.widgets",
+    ]
+
+    /// Validates as APNs does, in the order of pushy's mock server: apns-id, method,
+    /// topic, collapse id, priority, push type, path and token, token ↔ topic,
+    /// expiration, empty body, size. Then the body must be a JSON object (APNs
+    /// documents no reason for that; see Docs/Shell.md). A push without `aps` passes.
+    public func validate(for destination: APNsDestination) -> Result<APNsNotification, APNsRejection> {
+        func reject(_ status: Int, _ reason: String, _ detail: String) -> Result<APNsNotification, APNsRejection> {
+            .failure(APNsRejection(status: status, reason: reason, detail: detail))
+        }
+        if let id = headers["apns-id"], !Self.isCanonicalUUID(id) {
+            return reject(400, "BadMessageId", "apns-id '\(id)' is not a canonical UUID (8-4-4-4-12 hex digits)")
+        }
+        if let method = headers[":method"], method != "POST" {
+            return reject(405, "MethodNotAllowed", "the method must be POST, got \(method)")
+        }
+        guard let topic = headers["apns-topic"], !topic.isEmpty else {
+            return reject(400, "MissingTopic", "apns-topic is required (token-based authentication)")
+        }
+        if let collapse = headers["apns-collapse-id"], collapse.utf8.count > 64 {
+            return reject(
+                400, "BadCollapseId", "apns-collapse-id is \(collapse.utf8.count) bytes; at most 64 are allowed")
+        }
+        var priority = 10
+        if let text = headers["apns-priority"] {
+            guard let value = Int(text), [10, 5, 1].contains(value) else {
+                return reject(400, "BadPriority", "apns-priority must be 10, 5 or 1, got '\(text)'")
+            }
+            priority = value
+        }
+        let pushType = headers["apns-push-type"]
+        if let pushType, !Self.pushTypes.contains(pushType) {
+            return reject(
+                400, "InvalidPushType",
+                "apns-push-type '\(pushType)' is not one of \(Self.pushTypes.joined(separator: ", "))")
+        }
+        var token = self.token ?? destination.token
+        if let path = headers[":path"] {
+            guard path.hasPrefix("/3/device/") else {
+                return reject(404, "BadPath", "the path must be /3/device/<token>, got \(path)")
+            }
+            token = String(path.dropFirst("/3/device/".count))
+        }
+        if token.isEmpty { return reject(400, "MissingDeviceToken", "the device token is empty") }
+        guard token.utf8.count % 2 == 0, token.utf8.allSatisfy(Self.isHexDigit) else {
+            return reject(400, "BadDeviceToken", "the device token must be an even number of hex digits")
+        }
+        let normalized = token.lowercased()
+        if normalized != destination.token {
+            if let retired = destination.retiredTokens[normalized] {
+                return .failure(
+                    APNsRejection(
+                        status: 410, reason: "Unregistered", detail: "the token is no longer active for the topic",
+                        timestamp: retired))
+            }
+            return .failure(
+                APNsRejection(
+                    status: 410, reason: "Unregistered", detail: "no device here has this token", timestamp: 0))
+        }
+        let expectedTopic = destination.bundleID + (pushType.flatMap { Self.topicSuffixes[$0] } ?? "")
+        if topic != expectedTopic {
+            return reject(
+                400, "DeviceTokenNotForTopic", "the token belongs to topic \(expectedTopic), not \(topic)")
+        }
+        if let expiration = headers["apns-expiration"], Int64(expiration) == nil || expiration.hasPrefix("-") {
+            return reject(
+                400, "BadExpirationDate", "apns-expiration must be a UNIX epoch in seconds, got '\(expiration)'")
+        }
+        if body.isEmpty { return reject(400, "PayloadEmpty", "the body is empty") }
+        let limit = pushType == "voip" ? 5120 : 4096
+        if body.count > limit {
+            return reject(413, "PayloadTooLarge", "the payload is \(body.count) bytes; the limit is \(limit)")
+        }
+        let payload: JSONObject
+        switch Self.payloadObject(body) {
+        case .success(let object): payload = object
+        case .failure(let rejection): return .failure(rejection)
+        }
+        return .success(
+            APNsNotification(
+                apnsID: headers["apns-id"], pushType: pushType, priority: priority,
+                collapseID: headers["apns-collapse-id"], payload: payload))
+    }
+
+    /// The body as a JSON object whose `aps`, if any, is an object. APNs documents no
+    /// answer for anything else; the shell answers 400 `BadPayload` with the reason.
+    static func payloadObject(_ body: [UInt8]) -> Result<JSONObject, APNsRejection> {
+        let value: JSON
+        do {
+            value = try JSON.parse(body)
+        } catch {
+            return .failure(
+                APNsRejection(status: 400, reason: "BadPayload", detail: "the payload is not JSON: \(error)"))
+        }
+        guard let object = value.objectValue else {
+            return .failure(
+                APNsRejection(
+                    status: 400, reason: "BadPayload",
+                    detail: "the payload must be a JSON object, not \(value.typeName)"))
+        }
+        if let aps = object["aps"], aps.objectValue == nil {
+            return .failure(
+                APNsRejection(status: 400, reason: "BadPayload", detail: "aps must be an object, not \(aps.typeName)"))
+        }
+        return .success(object)
+    }
+
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
+    }
+
+    static func isCanonicalUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                if byte != UInt8(ascii: "-") { return false }
+            } else if !isHexDigit(byte) {
+                return false
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,83 @@
+/// FCM topic conditions: `'a' in topics && ('b' in topics || !('c' in topics))`,
+/// with at most five topics.
+public enum FCMCondition {
+    /// The topics a well-formed condition names, or an error that says what is wrong.
+    public static func topics(in condition: String) -> Result<[String], FCMError> {
+        var parser = Parser(bytes: Array(condition.utf8))
+        do throws(FCMError) {
+            try parser.expression()
+            parser.skipSpace()
+            guard parser.index == parser.bytes.count else { throw parser.error("unexpected text") }
+        } catch {
+            return .failure(error)
+        }
+        guard parser.topics.count <= 5 else {
+            return .failure(
+                .invalidArgument("Invalid condition: at most 5 topics are allowed, got \(parser.topics.count)"))
+        }
+        return .success(parser.topics)
+    }
+
+    struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+        var topics: [String] = []
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        func error(_ what: String) -> FCMError {
+            .invalidArgument("Invalid condition: \(what) at character \(index + 1)")
+        }
+
+        mutating func skipSpace() {
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        }
+
+        mutating func take(_ text: String) -> Bool {
+            skipSpace()
+            let token = Array(text.utf8)
+            guard bytes.count - index >= token.count, Array(bytes[index..<index + token.count]) == token else {
+                return false
+            }
+            index += token.count
+            return true
+        }
+
+        mutating func expression() throws(FCMError) {
+            try conjunction()
+            while take("||") { try conjunction() }
+        }
+
+        mutating func conjunction() throws(FCMError) {
+            try unary()
+            while take("&&") { try unary() }
+        }
+
+        mutating func unary() throws(FCMError) {
+            if take("!") { return try unary() }
+            if take("(") {
+                try expression()
+                guard take(")") else { throw error("missing )") }
+                return
+            }
+            try topic()
+        }
+
+        mutating func topic() throws(FCMError) {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "'") || bytes[index] == UInt8(ascii: "\"") else {
+                throw error("expected a quoted topic name")
+            }
+            let quote = bytes[index]
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] != quote { index += 1 }
+            guard index < bytes.count else { throw error("unterminated topic name") }
+            let name = String(decoding: bytes[start..<index], as: UTF8.self)
+            index += 1
+            guard FCMRequest.isTopicName(name) else { throw error("malformed topic name '\(name)'") }
+            guard take("in"), take("topics") else { throw error("expected 'in topics'") }
+            topics.append(name)
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import OrderedJSON
+
+/// A `POST /v1/projects/{id}/messages:send` body, exactly as sent.
+public struct FCMRequest: Sendable {
+    public var body: [UInt8]
+
+    public init(body: [UInt8]) {
+        self.body = body
+    }
+}
+
+/// Who a message is for.
+public enum FCMTarget: Sendable, Equatable {
+    case token(String)
+    case topic(String)
+    case condition(String)
+}
+
+/// A message FCM accepted.
+public struct FCMMessage: Sendable, Equatable {
+    public var target: FCMTarget
+    public var validateOnly: Bool
+    /// `message.data`, then `android.data` keys it did not have (string values).
+    public var data: JSONObject
+    /// Title and body: `android.notification` wins over `notification`.
+    public var title: String?
+    public var body: String?
+    /// `android.notification.tag` (DEL-5).
+    public var tag: String?
+    public var collapseKey: String?
+    /// `HIGH` or `NORMAL`, uppercased; nil when not given.
+    public var priority: String?
+    /// A notification message has a `notification` or `android.notification` block;
+    /// FCM displays it itself when the app is not in the foreground.
+    public var isNotificationMessage: Bool
+}
+
+extension FCMRequest {
+    static let messageFields = [
+        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "topic", "condition",
+    ]
+    static let notificationFields = ["title", "body", "image"]
+    static let androidFields = [
+        "collapse_key", "priority", "ttl", "restricted_package_name", "data", "notification", "fcm_options",
+        "direct_boot_ok", "bandwidth_constrained_ok", "restricted_satellite_ok",
+    ]
+    static let androidNotificationFields = [
+        "title", "body", "icon", "color", "sound", "tag", "click_action", "body_loc_key", "body_loc_args",
+        "title_loc_key", "title_loc_args", "channel_id", "ticker", "sticky", "event_time", "local_only",
+        "notification_priority", "default_sound", "default_vibrate_timings", "default_light_settings",
+        "vibrate_timings", "visibility", "notification_count", "light_settings", "image", "proxy",
+    ]
+    static let apnsFields = ["headers", "payload", "fcm_options", "live_activity_token"]
+    static let webpushFields = ["headers", "data", "notification", "fcm_options"]
+    /// The largest message, counting data keys and values and the notification text.
+    public static let maxPayloadBytes = 4096
+    /// Four weeks, FCM's longest time to live.
+    public static let maxTTLSeconds = 2_419_200.0
+
+    /// Validates as FCM's HTTP v1 API does (see `../shared/spec/apns-fcm-rules.md`);
+    /// a `token` must be `deviceToken`. Words FCM is known to use are used verbatim;
+    /// the rest are the shell's, listed in Docs/Shell.md.
+    public func validate(deviceToken: String?) -> Result<FCMMessage, FCMError> {
+        do {
+            return .success(try parse(deviceToken: deviceToken))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func parse(deviceToken: String?) throws(FCMError) -> FCMMessage {
+        let root: JSON
+        do {
+            root = try JSON.parse(body)
+        } catch {
+            throw .invalidArgument("Invalid JSON payload received. \(error)")
+        }
+        guard let request = root.objectValue else {
+            throw .invalidArgument(
+                "Invalid JSON payload received. The request must be an object, not \(root.typeName).")
+        }
+        try Self.rejectUnknown(in: request, allowed: ["message", "validate_only"], at: nil)
+        var validateOnly = false
+        if let flag = request["validate_only"] {
+            guard case .bool(let value) = flag else { throw Self.wrongType("validate_only", "TYPE_BOOL", flag) }
+            validateOnly = value
+        }
+        guard let messageValue = request["message"] else { throw .invalidArgument("The request has no message.") }
+        guard let message = messageValue.objectValue else {
+            throw Self.wrongType("message", "TYPE_MESSAGE", messageValue)
+        }
+        try Self.rejectUnknown(in: message, allowed: Self.messageFields, at: "message")
+
+        let target = try Self.target(of: message)
+        var data = try Self.stringMap(message["data"], at: "message.data", reservedKeysChecked: true)
+        var title: String?
+        var body: String?
+        var isNotificationMessage = false
+        if let value = message["notification"] {
+            let notification = try Self.object(value, at: "message.notification", allowed: Self.notificationFields)
+            title = try Self.string(notification["title"], at: "message.notification.title")
+            body = try Self.string(notification["body"], at: "message.notification.body")
+            _ = try Self.string(notification["image"], at: "message.notification.image")
+            isNotificationMessage = true
+        }
+        var tag: String?
+        var collapseKey: String?
+        var priority: String?
+        if let value = message["android"] {
+            let android = try Self.object(value, at: "message.android", allowed: Self.androidFields)
+            collapseKey = try Self.string(android["collapse_key"], at: "message.android.collapse_key")
+            if let text = try Self.string(android["priority"], at: "message.android.priority") {
+                guard ["HIGH", "NORMAL"].contains(text.uppercased()) else {
+                    throw .invalidArgument("Invalid value at 'message.android.priority' (TYPE_ENUM), \"\(text)\"")
+                }
+                priority = text.uppercased()
+            }
+            if let ttl = try Self.string(android["ttl"], at: "message.android.ttl") { try Self.checkTTL(ttl) }
+            _ = try Self.string(android["restricted_package_name"], at: "message.android.restricted_package_name")
+            for (key, value) in try Self.stringMap(
+                android["data"], at: "message.android.data", reservedKeysChecked: true)
+            where !data.contains(key) {
+                data[key] = value
+            }
+            if let value = android["notification"] {
+                let notification = try Self.object(
+                    value, at: "message.android.notification", allowed: Self.androidNotificationFields)
+                title = try Self.string(notification["title"], at: "message.android.notification.title") ?? title
+                body = try Self.string(notification["body"], at: "message.android.notification.body") ?? body
+                tag = try Self.string(notification["tag"], at: "message.android.notification.tag")
+                if let color = try Self.string(notification["color"], at: "message.android.notification.color"),
+                    !Self.isColor(color)
+                {
+                    throw .invalidArgument("android.notification.color must be in the form #RRGGBB, got '\(color)'")
+                }
+                isNotificationMessage = true
+            }
+            try Self.checkOptions(android["fcm_options"], at: "message.android.fcm_options")
+        }
+        if let value = message["apns"] {
+            let apns = try Self.object(value, at: "message.apns", allowed: Self.apnsFields)
+            _ = try Self.stringMap(apns["headers"], at: "message.apns.headers", reservedKeysChecked: false)
+            if let payload = apns["payload"], payload.objectValue == nil {
+                throw Self.wrongType("message.apns.payload", "TYPE_MESSAGE", payload)
+            }
+        }
+        if let value = message["webpush"] {
+            let webpush = try Self.object(value, at: "message.webpush", allowed: Self.webpushFields)
+            _ = try Self.stringMap(webpush["headers"], at: "message.webpush.headers", reservedKeysChecked: false)
+            _ = try Self.stringMap(webpush["data"], at: "message.webpush.data", reservedKeysChecked: false)
+            if let link = webpush["fcm_options"]?["link"]?.stringValue, !link.hasPrefix("https://") {
+                throw .invalidArgument("webpush.fcm_options.link must be an https URL, got '\(link)'")
+            }
+        }
+        try Self.checkOptions(message["fcm_options"], at: "message.fcm_options")
+
+        let size =
+            data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+            + (title?.utf8.count ?? 0) + (body?.utf8.count ?? 0)
+        if size > Self.maxPayloadBytes { throw .invalidArgument("Android message is too big") }
+
+        if case .token(let token) = target, token != deviceToken { throw .unregistered }
+        return FCMMessage(
+            target: target, validateOnly: validateOnly, data: data, title: title, body: body, tag: tag,
+            collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage)
+    }
+
+    static func target(of message: JSONObject) throws(FCMError) -> FCMTarget {
+        let named = ["token", "topic", "condition"].filter { message.contains($0) }
+        guard !named.isEmpty else { throw .invalidArgument("Recipient of the message is not set.") }
+        guard named.count == 1 else {
+            throw .invalidArgument(
+                "Exactly one of token, topic or condition must be set; this message sets \(named.joined(separator: " and "))."
+            )
+        }
+        let field = named[0]
+        guard let value = try string(message[field], at: "message.\(field)") else {
+            throw .invalidArgument("\(field) is empty")
+        }
+        switch field {
+        case "token":
+            guard isTokenShaped(value) else {
+                throw .invalidArgument("The registration token is not a valid FCM registration token")
+            }
+            return .token(value)
+        case "topic":
+            let name = value.hasPrefix("/topics/") ? String(value.dropFirst("/topics/".count)) : value
+            guard isTopicName(name) else { throw .invalidArgument("Malformed topic name: '\(value)'") }
+            return .topic(name)
+        default:
+            if case .failure(let error) = FCMCondition.topics(in: value) { throw error }
+            return .condition(value)
+        }
+    }
+
+    /// `^[a-zA-Z0-9-_.~%]{1,900}$`.
+    public static func isTopicName(_ name: String) -> Bool {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~%".utf8)
+        return (1...900).contains(name.utf8.count) && name.utf8.allSatisfy { allowed.contains($0) }
+    }
+
+    static func isTokenShaped(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count <= 4096 && token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+
+    static func isColor(_ color: String) -> Bool {
+        let bytes = Array(color.utf8)
+        return bytes.count == 7 && bytes[0] == UInt8(ascii: "#") && bytes.dropFirst().allSatisfy(APNsRequest.isHexDigit)
+    }
+
+    static func checkTTL(_ text: String) throws(FCMError) {
+        let digits = text.hasSuffix("s") ? String(text.dropLast()) : ""
+        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+        let wellFormed =
+            !digits.isEmpty && parts.count <= 2 && parts[0].allSatisfy(\.isASCII) && !parts[0].isEmpty
+            && parts.allSatisfy { $0.allSatisfy { $0 >= "0" && $0 <= "9" } }
+            && (parts.count == 1 || (1...9).contains(parts[1].count))
+        guard wellFormed, let seconds = Double(digits) else {
+            throw .invalidArgument(
+                "Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), \"\(text)\"")
+        }
+        guard seconds <= maxTTLSeconds else {
+            throw .invalidArgument("android.ttl must be at most 4 weeks (2419200s), got \(text)")
+        }
+    }
+
+    static func checkOptions(_ value: JSON?, at path: String) throws(FCMError) {
+        guard let value else { return }
+        let options = try object(value, at: path, allowed: ["analytics_label"])
+        guard let label = try string(options["analytics_label"], at: "\(path).analytics_label") else { return }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~%".utf8)
+        guard (1...50).contains(label.utf8.count), label.utf8.allSatisfy({ allowed.contains($0) }) else {
+            throw .invalidArgument("Analytics label must have format matching'^[a-zA-Z0-9-_.~%]{1,50}$")
+        }
+    }
+
+    static func object(_ value: JSON, at path: String, allowed: [String]) throws(FCMError) -> JSONObject {
+        guard let object = value.objectValue else { throw wrongType(path, "TYPE_MESSAGE", value) }
+        try rejectUnknown(in: object, allowed: allowed, at: path)
+        return object
+    }
+
+    static func string(_ value: JSON?, at path: String) throws(FCMError) -> String? {
+        guard let value else { return nil }
+        guard let text = value.stringValue else { throw wrongType(path, "TYPE_STRING", value) }
+        return text
+    }
+
+    /// A `map<string, string>`; for `data`, also the reserved keys.
+    static func stringMap(_ value: JSON?, at path: String, reservedKeysChecked: Bool) throws(FCMError) -> JSONObject {
+        guard let value else { return JSONObject() }
+        guard let map = value.objectValue else { throw wrongType(path, "TYPE_MESSAGE", value) }
+        for (index, (key, entry)) in map.enumerated() {
+            switch entry {
+            case .string: break
+            case .object:
+                throw .invalidArgument(
+                    "Invalid JSON payload received. Unknown name \"\(key)\" at '\(path)[\(index)].value': Cannot find field."
+                )
+            default:
+                throw .invalidArgument("Invalid value at '\(path)[\(index)].value' (TYPE_STRING), \(entry.compactText)")
+            }
+            if reservedKeysChecked, isReservedDataKey(key) {
+                throw .invalidArgument("Invalid data payload key: \(key)")
+            }
+        }
+        return map
+    }
+
+    /// `from`, `message_type`, and keys starting `google.` or `gcm.` (FCM's docs; the
+    /// documented `notification` is accepted by the API, and so it is here).
+    public static func isReservedDataKey(_ key: String) -> Bool {
+        key == "from" || key == "message_type" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+    }
+
+    static func rejectUnknown(in object: JSONObject, allowed: [String], at path: String?) throws(FCMError) {
+        guard let unknown = object.orderedKeys.first(where: { !allowed.contains($0) }) else { return }
+        let location = path.map { " at '\($0)'" } ?? ""
+        throw .invalidArgument(
+            "Invalid JSON payload received. Unknown name \"\(unknown)\"\(location): Cannot find field.")
+    }
+
+    static func wrongType(_ path: String, _ type: String, _ value: JSON) -> FCMError {
+        .invalidArgument("Invalid value at '\(path)' (\(type)), \(value.compactText)")
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import OrderedJSON
+
+/// Matching a scenario's expected JSON against what the shell wrote.
+struct Pattern {
+    /// Values remembered by `{{name}}`.
+    var captures: [String: JSON] = [:]
+
+    /// `subset`: an expected object's keys must be present (others are ignored);
+    /// otherwise the keys must be the same, in the same order. A string value
+    /// matches an expected object or array when it is that JSON's text.
+    mutating func matches(_ expected: JSON, _ actual: JSON, subset: Bool) -> Bool {
+        if case .string(let text) = expected {
+            if text == "*" { return true }
+            if let name = Self.captureName(text) {
+                if let known = captures[name] { return known == actual }
+                captures[name] = actual
+                return true
+            }
+        }
+        switch (expected, actual) {
+        case (.object(let pattern), .object(let value)):
+            if !subset && pattern.orderedKeys != value.orderedKeys { return false }
+            for (key, item) in pattern {
+                guard let other = value[key], matches(item, other, subset: false) else { return false }
+            }
+            return true
+        case (.array(let pattern), .array(let value)):
+            guard pattern.count == value.count else { return false }
+            for (item, other) in zip(pattern, value) where !matches(item, other, subset: false) { return false }
+            return true
+        case (.object, .string(let text)), (.array, .string(let text)):
+            guard let parsed = try? JSON.parse(text: text) else { return false }
+            return matches(expected, parsed, subset: false)
+        default:
+            return expected == actual
+        }
+    }
+
+    /// Fills `{{name}}` in a request line with the remembered values' text.
+    func fill(_ text: String) -> String {
+        var result = text
+        for (name, value) in captures {
+            let replacement = value.stringValue.map { Self.escapedForJSONString($0) } ?? value.compactText
+            result = result.replacingOccurrences(of: "{{\(name)}}", with: replacement)
+        }
+        return result
+    }
+
+    static func captureName(_ text: String) -> String? {
+        guard text.hasPrefix("{{"), text.hasSuffix("}}"), text.count > 4 else { return nil }
+        return String(text.dropFirst(2).dropLast(2))
+    }
+
+    /// The string as it appears between quotes in JSON.
+    static func escapedForJSONString(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        JSON.writeString(text, to: &bytes)
+        return String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
+    }
+}

@@ -1,0 +1,85 @@
+import OrderedJSON
+
+/// A protocol request line, with field access that turns every mistake into a
+/// sentence naming the field.
+struct Request {
+    let op: String
+    let id: JSON
+    let fields: JSONObject
+
+    struct Invalid: Error {
+        let id: JSON
+        let message: String
+    }
+
+    init(line: some Collection<UInt8>, maxBytes: Int) throws(Invalid) {
+        guard line.count <= maxBytes else {
+            throw Invalid(id: nil, message: "the line is \(line.count) bytes; the limit is \(maxBytes)")
+        }
+        let value: JSON
+        do {
+            value = try JSON.parse(line)
+        } catch {
+            throw Invalid(id: nil, message: "the line is not JSON: \(error)")
+        }
+        guard let fields = value.objectValue else {
+            throw Invalid(id: nil, message: "a request must be a JSON object, not \(value.typeName)")
+        }
+        let id = fields["id"] ?? .null
+        guard let op = fields["op"] else { throw Invalid(id: id, message: "the request has no \"op\"") }
+        guard let name = op.stringValue else {
+            throw Invalid(id: id, message: "\"op\" must be a string, not \(op.typeName)")
+        }
+        self.op = name
+        self.id = id
+        self.fields = fields
+    }
+
+    func invalid(_ message: String) -> Invalid { Invalid(id: id, message: message) }
+
+    func string(_ name: String) throws(Invalid) -> String {
+        guard let value = fields[name] else { throw invalid("\(op) needs a string field \"\(name)\"") }
+        guard let text = value.stringValue else {
+            throw invalid("\"\(name)\" must be a string, not \(value.typeName)")
+        }
+        return text
+    }
+
+    func optionalString(_ name: String) throws(Invalid) -> String? {
+        guard let value = fields[name], value != .null else { return nil }
+        guard let text = value.stringValue else { throw invalid("\"\(name)\" must be a string, not \(value.typeName)") }
+        return text
+    }
+
+    /// One of `name` (a JSON value, sent as its compact text) or `name_text` (exact text), as bytes.
+    func body(_ name: String) throws(Invalid) -> [UInt8] {
+        let textName = "\(name)_text"
+        switch (fields[name], fields[textName]) {
+        case (nil, nil): throw invalid("\(op) needs \"\(name)\" (a JSON value) or \"\(textName)\" (exact text)")
+        case (_?, _?): throw invalid("\(op) takes \"\(name)\" or \"\(textName)\", not both")
+        case (let value?, nil): return value.compactBytes
+        case (nil, let text?):
+            guard let text = text.stringValue else {
+                throw invalid("\"\(textName)\" must be a string, not \(text.typeName)")
+            }
+            return Array(text.utf8)
+        }
+    }
+
+    /// HTTP headers: an object whose values are strings (or integers, sent as their digits).
+    func headers() throws(Invalid) -> [String: String] {
+        guard let value = fields["headers"], value != .null else { return [:] }
+        guard let object = value.objectValue else {
+            throw invalid("\"headers\" must be an object, not \(value.typeName)")
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in object {
+            switch value {
+            case .string(let text): headers[name.lowercased()] = text
+            case .integer(let number): headers[name.lowercased()] = String(number)
+            default: throw invalid("header \"\(name)\" must be a string, not \(value.typeName)")
+            }
+        }
+        return headers
+    }
+}

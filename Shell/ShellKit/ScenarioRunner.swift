@@ -1,0 +1,135 @@
+import OrderedJSON
+
+/// The result of playing one scenario: every request with what it produced, and
+/// the first step whose output did not match, if any.
+public struct ScenarioRun: Sendable {
+    public struct Exchange: Sendable {
+        public let step: Scenario.Step
+        /// The request line actually sent.
+        public let request: String
+        /// Deliveries first, then the reply.
+        public let output: [String]
+        public let failure: String?
+    }
+
+    public let scenario: Scenario
+    public var exchanges: [Exchange] = []
+    public var passed: Bool { exchanges.allSatisfy { $0.failure == nil } }
+    public var firstFailure: Exchange? { exchanges.first { $0.failure != nil } }
+}
+
+/// Plays scenarios against a fresh `Session` each.
+public enum ScenarioRunner {
+    /// Plays `scenario`; stops at the first step whose output does not match.
+    public static func run(_ scenario: Scenario) -> ScenarioRun {
+        let session = Session()
+        var pattern = Pattern()
+        var run = ScenarioRun(scenario: scenario)
+        for step in scenario.steps {
+            if let token = session.deviceToken { pattern.captures["token"] = .string(token) }
+            let request: String
+            do {
+                request = try line(for: pattern.fill(step.request))
+            } catch {
+                run.exchanges.append(.init(step: step, request: step.request, output: [], failure: "\(error)"))
+                return run
+            }
+            let output = session.handle(request)
+            let failure = check(step, output: output, pattern: &pattern)
+            run.exchanges.append(.init(step: step, request: request, output: output, failure: failure))
+            if failure != nil { return run }
+        }
+        return run
+    }
+
+    struct BadRequestLine: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// `op {fields}` → a protocol line; `{…}` and `raw TEXT` are sent as written.
+    static func line(for text: String) throws -> String {
+        if text.hasPrefix("{") { return text }
+        let (op, rest) = text.splitFirstWord()
+        if op == "raw" { return rest }
+        var request = JSONObject([("op", .string(op))])
+        guard !rest.isEmpty else { return request.compactText }
+        let fields: JSON
+        do {
+            fields = try JSON.parse(text: rest)
+        } catch {
+            throw BadRequestLine(description: "the fields after '\(op)' are not JSON: \(error)")
+        }
+        guard let object = fields.objectValue else {
+            throw BadRequestLine(description: "the fields after '\(op)' must be a JSON object")
+        }
+        for (key, value) in object { request[key] = value }
+        return request.compactText
+    }
+
+    /// Compares one request's output with the step's expectations.
+    static func check(_ step: Scenario.Step, output: [String], pattern: inout Pattern) -> String? {
+        let parsed = output.map { (try? JSON.parse(text: $0)) ?? .null }
+        let deliveries = Array(parsed.dropLast())
+        guard let reply = parsed.last else { return "the shell wrote nothing" }
+        let expected = step.expectations.filter {
+            if case .reply = $0 { return false }
+            if case .nothing = $0 { return false }
+            return true
+        }
+        for (index, expectation) in expected.enumerated() {
+            guard index < deliveries.count else {
+                return "line \(expectation.line): expected \(describe(expectation))\n  got no more deliveries"
+            }
+            if !matches(expectation, deliveries[index], pattern: &pattern) {
+                return "line \(expectation.line): expected \(describe(expectation))\n  got      \(output[index])"
+            }
+        }
+        if deliveries.count > expected.count {
+            let extra = output[expected.count..<deliveries.count].joined(separator: "\n           ")
+            return "line \(step.line): unexpected deliveries:\n  got      \(extra)"
+        }
+        if case .reply(let wanted, let line)? = step.expectations.first(where: {
+            if case .reply = $0 { true } else { false }
+        }) {
+            if !pattern.matches(wanted, reply, subset: true) {
+                return "line \(line): expected reply \(wanted.compactText)\n  got      \(output.last ?? "")"
+            }
+        } else if reply["ok"] != true {
+            return
+                "line \(step.line): the request was refused (add `< reply {\"ok\":false}` if that is expected)\n  got      \(output.last ?? "")"
+        }
+        return nil
+    }
+
+    static func matches(_ expectation: Scenario.Expectation, _ delivery: JSON, pattern: inout Pattern) -> Bool {
+        switch expectation {
+        case .delivery(let key, let ok, let output, _):
+            guard delivery["delivery"] == .string(key), delivery["ok"] == .bool(ok), let text = delivery["output"]
+            else {
+                return false
+            }
+            return pattern.matches(output, text, subset: false)
+        case .end(let key, _):
+            return delivery["delivery"] == .string(key) && delivery["end"] == true
+        default:
+            return false
+        }
+    }
+
+    static func describe(_ expectation: Scenario.Expectation) -> String {
+        switch expectation {
+        case .delivery(let key, let ok, let output, _): "delivery \(key) \(ok ? "" : "failed ")\(output.compactText)"
+        case .end(let key, _): "end \(key)"
+        case .reply(let pattern, _): "reply \(pattern.compactText)"
+        case .nothing: "nothing"
+        }
+    }
+}
+
+extension Scenario.Expectation {
+    var line: Int {
+        switch self {
+        case .reply(_, let line), .delivery(_, _, _, let line), .end(_, let line), .nothing(let line): line
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import CXHost
+import EchoPlugin
+import PushPlugin
+import Synchronization
+
+/// One life of the app's process: a host with the app's plugins. When the process
+/// dies its host is shut down, and whatever it still delivers is discarded, because
+/// the core died with it.
+final class AppProcess: Sendable {
+    let host: PluginHost
+    let push: PushPlugin
+    private let liveness = Liveness()
+
+    init(system: any PushSystem, core: @escaping @Sendable (Delivery) -> Void) {
+        let liveness = liveness
+        host = PluginHost(label: "cx.app") { delivery in
+            if liveness.isAlive { core(delivery) }
+        }
+        push = PushPlugin(system: system)
+        // Names are unique in a fresh host, so registration cannot fail.
+        try? host.register(push)
+        try? host.register(EchoPlugin())
+    }
+
+    /// Ends the process: nothing it produces reaches the core any more.
+    func end() {
+        liveness.kill()
+        host.shutdown()
+    }
+
+    private final class Liveness: Sendable {
+        private let alive = Atomic(true)
+        var isAlive: Bool { alive.load(ordering: .acquiring) }
+        func kill() { alive.store(false, ordering: .releasing) }
+    }
+}

@@ -1,0 +1,454 @@
+import CXHost
+import OrderedJSON
+import PushPlugin
+import PushServices
+import Synchronization
+
+/// A simulated phone with one app installed (the shell's `device`). It holds the
+/// OS's state (app state, permission, push token, tray, the app's storage) and
+/// reaches the push plugin only through its platform bridges, exactly as a real iOS
+/// or Android shell would.
+///
+/// The device's lock is never held while the plugin or the host runs: the plugin
+/// calls back into the device (`PushSystem`) while it works.
+public final class Device: PushSystem {
+    public let platform: PushPlatform
+    public let bundleID: String
+    private let core: @Sendable (Delivery) -> Void
+    private let state: Mutex<State>
+
+    struct State {
+        var app = AppState.notRunning
+        var process: AppProcess?
+        var authorization = PushAuthorization.undetermined
+        /// How the user answers the next permission prompt.
+        var userGrants = true
+        var token: String
+        var retiredTokens: [String: Int64] = [:]
+        /// Android: a rotation while the app was not running, told at the next start.
+        var rotationPending = false
+        /// The app's own storage (`UserDefaults` / `SharedPreferences`); it survives kills.
+        var storedToken: String?
+        var tray = Tray()
+        var droppedTapsInEndedProcesses = 0
+        /// Set while the plugin posts during one push, for the push's outcome.
+        var lastPost: (id: String, replaced: Bool)?
+        var lastPostRefused = false
+        var nextMessage = 1
+    }
+
+    /// A device with the app installed and not running. `core` receives what the app's
+    /// host delivers while a process is alive.
+    public init(platform: PushPlatform, bundleID: String, core: @escaping @Sendable (Delivery) -> Void) {
+        self.platform = platform
+        self.bundleID = bundleID
+        self.core = core
+        let token = platform == .android ? PushToken.fcm() : PushToken.hex(PushToken.apnsBytes())
+        state = Mutex(State(token: token))
+    }
+
+    deinit {
+        state.withLock { $0.process }?.end()
+    }
+
+    // MARK: Reading
+
+    public var appState: AppState { state.withLock { $0.app } }
+    public var authorization: PushAuthorization { state.withLock { $0.authorization } }
+    /// The current push token; none on the web.
+    public var token: String? { platform == .web ? nil : state.withLock { $0.token } }
+    public var trayEntries: [TrayEntry] { state.withLock { $0.tray.entries } }
+    /// The running app's host, which the core talks to; nil when the app is not running.
+    public var host: PluginHost? { state.withLock { $0.app.isRunning ? $0.process?.host : nil } }
+
+    /// The push plugin's buffer in the running process (0 when not running), and the
+    /// taps dropped by the bound since the device was made.
+    public var buffer: (buffered: Int, droppedTaps: Int) {
+        let (process, ended) = state.withLock { ($0.process, $0.droppedTapsInEndedProcesses) }
+        let diagnostics = process?.push.diagnostics ?? PushDiagnostics(buffered: 0, droppedTaps: 0)
+        return (diagnostics.buffered, ended + diagnostics.droppedTaps)
+    }
+
+    /// Where an APNs request must be addressed to reach this device.
+    public var apnsDestination: APNsDestination {
+        state.withLock { APNsDestination(token: $0.token, bundleID: bundleID, retiredTokens: $0.retiredTokens) }
+    }
+
+    /// Waits until the app's host (if any) has made every delivery it owes.
+    public func waitUntilIdle() {
+        state.withLock { $0.process }?.host.waitUntilIdle()
+    }
+
+    /// The device goes away: the app's process ends without deliveries.
+    public func powerOff() {
+        endProcess(next: .notRunning)
+    }
+
+    /// An `apns-id` for a push whose sender gave none, as APNs makes one up.
+    public func makeAPNsID() -> String { PushToken.uuid() }
+
+    /// FCM's `google.message_id`: `0:<sequence>%<random>`.
+    public func makeFCMMessageID() -> String {
+        let sequence = state.withLock { state -> Int in
+            defer { state.nextMessage += 1 }
+            return state.nextMessage
+        }
+        return "0:\(sequence)%\(PushToken.randomBase64URL(8))"
+    }
+
+    // MARK: The user and the OS
+
+    /// How the user answers the next prompt, and the setting from now on when it was
+    /// already decided (the user changed it in Settings).
+    public func setPermission(grant: Bool) {
+        state.withLock { state in
+            state.userGrants = grant
+            if state.authorization != .undetermined { state.authorization = grant ? .granted : .denied }
+        }
+    }
+
+    /// The user opens the app from the launcher (TAP-5: never an event).
+    public func launch() -> AppState {
+        switch appState {
+        case .notRunning, .forceStopped:
+            let process = start(.foreground)
+            switch platform {
+            case .ios: process.push.iosBridge.didFinishLaunching(remoteNotification: nil)
+            case .android: process.push.androidBridge.onCreate(intent: nil)
+            case .web: break
+            }
+        case .background:
+            state.withLock { $0.app = .foreground }
+        case .foreground:
+            break
+        }
+        return appState
+    }
+
+    public func moveToBackground() throws(DeviceRefusal) -> AppState {
+        try state.withLock { state throws(DeviceRefusal) in
+            guard state.app.isRunning else {
+                throw DeviceRefusal("the app is not running, so it cannot move to the background")
+            }
+            state.app = .background
+            return state.app
+        }
+    }
+
+    public func moveToForeground() throws(DeviceRefusal) -> AppState {
+        try state.withLock { state throws(DeviceRefusal) in
+            guard state.app.isRunning else {
+                throw DeviceRefusal("the app is not running, so it is not in the app switcher; use launch")
+            }
+            state.app = .foreground
+            return state.app
+        }
+    }
+
+    /// The OS kills the process, or the user swipes it away: its subscriptions,
+    /// pending calls and tap buffer end with it (TAP-6).
+    public func kill() throws(DeviceRefusal) -> AppState {
+        guard appState.isRunning else { throw DeviceRefusal("the app is not running, so there is nothing to kill") }
+        endProcess(next: .notRunning)
+        return .notRunning
+    }
+
+    /// Android's force stop: as `kill`, clears the app's tray entries, and nothing is
+    /// delivered until the user launches the app (DEL-4).
+    public func forceStop() throws(DeviceRefusal) -> AppState {
+        guard platform == .android else {
+            throw DeviceRefusal("force_stop is an Android operation; this device is \(platform.rawValue)")
+        }
+        endProcess(next: .forceStopped)
+        state.withLock { $0.tray.clear() }
+        return .forceStopped
+    }
+
+    /// The OS issues a new token. A running app hears of it at once; otherwise at its
+    /// next start (Android `onNewToken`; iOS registers again at launch).
+    public func rotateToken(nowMilliseconds: Int64) throws(DeviceRefusal) -> String {
+        guard platform != .web else { throw DeviceRefusal("a web device has no push token to rotate") }
+        let (token, process) = state.withLock { state -> (String, AppProcess?) in
+            state.retiredTokens[state.token] = nowMilliseconds
+            state.token = platform == .android ? PushToken.fcm() : PushToken.hex(PushToken.apnsBytes())
+            state.rotationPending = !state.app.isRunning
+            return (state.token, state.app.isRunning ? state.process : nil)
+        }
+        if let process {
+            if platform == .ios {
+                process.push.iosBridge.didRegisterForRemoteNotifications(deviceToken: PushToken.bytes(fromHex: token))
+            } else {
+                process.push.androidBridge.onNewToken(token)
+            }
+        }
+        return token
+    }
+
+    /// The user taps a tray entry (`newest`, `oldest` or an id). It is removed, the
+    /// app comes to the foreground (launched if needed), and the plugin hears of the
+    /// tap through the bridge (TAP-1). Returns the entry's id.
+    public func tap(_ which: String) throws(DeviceRefusal) -> String {
+        let entry = try state.withLock { state throws(DeviceRefusal) -> TrayEntry in
+            let entries = state.tray.entries
+            guard !entries.isEmpty else { throw DeviceRefusal("the tray is empty: there is nothing to tap") }
+            let chosen: TrayEntry? =
+                switch which {
+                case "newest": entries.last
+                case "oldest": entries.first
+                default: entries.first { $0.id == which }
+                }
+            guard let chosen else {
+                let ids = entries.map(\.id).joined(separator: ", ")
+                throw DeviceRefusal("no tray entry has id '\(which)'; the tray has \(ids) (or use newest / oldest)")
+            }
+            return state.tray.remove(chosen.id)!
+        }
+        let running = state.withLock { state -> AppProcess? in
+            guard state.app.isRunning, let process = state.process else { return nil }
+            state.app = .foreground
+            return process
+        }
+        let process = running ?? start(.foreground)
+        switch entry.content {
+        case .ios(let userInfo):
+            let notification = IOSNotification(identifier: entry.id, userInfo: userInfo)
+            // A cold start reports the tap twice, in the launch options and in
+            // didReceive, as iOS does; the plugin delivers it once.
+            if running == nil { process.push.iosBridge.didFinishLaunching(remoteNotification: notification) }
+            process.push.iosBridge.didReceive(
+                response: notification, actionIdentifier: IOSPushBridge.defaultActionIdentifier)
+        case .android(let extras):
+            if running == nil {
+                process.push.androidBridge.onCreate(intent: AndroidIntent(extras: extras))
+            } else {
+                process.push.androidBridge.onNewIntent(AndroidIntent(extras: extras))
+            }
+        }
+        return entry.id
+    }
+
+    // MARK: Pushes
+
+    /// Delivers a push APNs (or simctl) accepted, as iOS would (DEL-1, DEL-2, DEL-5, DEL-6).
+    public func receive(apnsPayload payload: JSONObject, collapseID: String?) -> PushOutcome {
+        guard let aps = payload["aps"]?.objectValue else {
+            return PushOutcome(effect: "nothing: the payload has no aps, so iOS neither shows it nor wakes the app")
+        }
+        let isAlert = IOSNotification.isAlert(userInfo: payload)
+        let wakes = aps["content-available"] == 1
+        let (app, allowed, process) = state.withLock { ($0.app, $0.authorization == .granted, $0.process) }
+        func show() -> PushOutcome.Posted {
+            let alert = aps["alert"]
+            let title = alert?["title"]?.stringValue
+            let body = alert?.stringValue ?? alert?["body"]?.stringValue
+            let posted = state.withLock {
+                $0.tray.post(title: title, body: body, collapseKey: collapseID, content: .ios(userInfo: payload))
+            }
+            return PushOutcome.Posted(id: posted.id, replaced: posted.replaced)
+        }
+        switch (app, process) {
+        case (.foreground, let process?):
+            guard isAlert else {
+                let live = process.push.diagnostics.liveSubscribers
+                process.push.iosBridge.didReceiveRemoteNotification(userInfo: payload)
+                return PushOutcome(
+                    effect: Self.received(live, via: "didReceiveRemoteNotification")
+                        + "; background pushes are never shown")
+            }
+            guard allowed else {
+                if wakes { process.push.iosBridge.didReceiveRemoteNotification(userInfo: payload) }
+                return PushOutcome(effect: "not presented and no event: notifications are not allowed (DEL-6)")
+            }
+            let live = process.push.diagnostics.liveSubscribers
+            let notificationID = state.withLock { state -> String in
+                defer { state.nextMessage += 1 }
+                return "n\(state.nextMessage)"
+            }
+            let options = process.push.iosBridge.willPresent(
+                IOSNotification(identifier: notificationID, userInfo: payload))
+            if wakes { process.push.iosBridge.didReceiveRemoteNotification(userInfo: payload) }
+            guard options.contains(.list) else { return PushOutcome(effect: Self.received(live, via: "willPresent")) }
+            let posted = show()
+            return PushOutcome(
+                effect: Self.received(live, via: "willPresent") + " and " + posted.phrase, trayID: posted.id)
+        case (.background, let process?) where !isAlert:
+            process.push.iosBridge.didReceiveRemoteNotification(userInfo: payload)
+            return PushOutcome(effect: "delivered to the app in the background: no event, and never shown (DEL-2)")
+        case (_, _) where !isAlert:
+            return PushOutcome(
+                effect: "not delivered: a background push does not launch an app that was killed or swiped away (DEL-2)"
+            )
+        default:
+            if wakes, app == .background, let process {
+                process.push.iosBridge.didReceiveRemoteNotification(userInfo: payload)
+            }
+            guard allowed else { return PushOutcome(effect: "not shown: notifications are not allowed (DEL-6)") }
+            let posted = show()
+            let why = app == .background ? "the app is in the background" : "the app is not running"
+            return PushOutcome(
+                effect: "\(posted.phrase) (\(why)); no event until it is tapped (DEL-2)", trayID: posted.id)
+        }
+    }
+
+    /// Delivers a message FCM accepted for this device, as Android would (DEL-1,
+    /// DEL-3 … DEL-6). `messageID` is FCM's `google.message_id`.
+    public func receive(fcm message: FCMMessage, messageID: String) -> PushOutcome {
+        let (app, allowed) = state.withLock { ($0.app, $0.authorization == .granted) }
+        if app == .forceStopped {
+            return PushOutcome(
+                effect: "dropped: the app is force-stopped; nothing reaches it until it is launched (DEL-4)")
+        }
+        let remote = RemoteMessage(
+            messageID: messageID, data: message.data,
+            notification: message.isNotificationMessage
+                ? RemoteMessage.Notification(title: message.title, body: message.body, tag: message.tag) : nil)
+        if app == .foreground, let process = state.withLock({ $0.process }) {
+            let live = process.push.diagnostics.liveSubscribers
+            let post = postedDuring { process.push.androidBridge.onMessageReceived(remote) }
+            return PushOutcome(
+                effect: Self.received(live, via: "onMessageReceived") + " and " + post.phrase, trayID: post.id)
+        }
+        if message.isNotificationMessage {
+            guard allowed else { return PushOutcome(effect: "not shown: notifications are not allowed (DEL-6)") }
+            // FCM draws it itself; the tap intent's extras are the message bundle.
+            var extras = message.data
+            extras["from"] = "1234567890"
+            extras["google.message_id"] = .string(messageID)
+            extras["google.sent_time"] = "1700000000000"
+            extras["google.ttl"] = "2419200"
+            extras["google.original_priority"] = .string((message.priority ?? "normal").lowercased())
+            extras["google.delivered_priority"] = .string((message.priority ?? "normal").lowercased())
+            extras["collapse_key"] = .string(message.collapseKey ?? bundleID)
+            let posted = state.withLock {
+                $0.tray.post(
+                    title: message.title, body: message.body, collapseKey: message.tag,
+                    content: .android(extras: extras))
+            }
+            let phrase = PushOutcome.Posted(id: posted.id, replaced: posted.replaced).phrase
+            return PushOutcome(
+                effect: "displayed by FCM: \(phrase); its tap carries the data keys only, no event until then (DEL-3)",
+                trayID: posted.id)
+        }
+        // A data message runs onMessageReceived in the background; a killed app's
+        // process is started for it and reclaimed afterwards.
+        let (process, transient) = state.withLock { state -> (AppProcess?, Bool) in
+            state.app.isRunning ? (state.process, false) : (nil, true)
+        }
+        let worker = process ?? start(.notRunning)
+        let post = postedDuring { worker.push.androidBridge.onMessageReceived(remote) }
+        if transient { endProcess(next: .notRunning) }
+        let why = transient ? "in a process started for it" : "in the background"
+        return PushOutcome(
+            effect: "onMessageReceived ran \(why) and \(post.phrase); no event until it is tapped (DEL-3)",
+            trayID: post.id)
+    }
+
+    // MARK: PushSystem (what the plugin asks of the OS)
+
+    public func notificationAuthorization() -> PushAuthorization { authorization }
+
+    public func requestNotificationAuthorization() {
+        let (granted, process) = state.withLock { state -> (Bool, AppProcess?) in
+            state.authorization = state.userGrants ? .granted : .denied
+            return (state.userGrants, state.process)
+        }
+        guard let process else { return }
+        if platform == .ios {
+            process.push.iosBridge.authorizationAnswered(granted: granted)
+        } else {
+            process.push.androidBridge.permissionResult(granted: granted)
+        }
+    }
+
+    public func requestPushToken() {
+        let (token, process) = state.withLock { ($0.token, $0.process) }
+        guard let process else { return }
+        if platform == .ios {
+            process.push.iosBridge.didRegisterForRemoteNotifications(deviceToken: PushToken.bytes(fromHex: token))
+        } else {
+            process.push.androidBridge.tokenFetched(token)
+        }
+    }
+
+    public func isAppInForeground() -> Bool { appState == .foreground }
+
+    public func post(_ notification: TrayNotification) {
+        state.withLock { state in
+            guard state.authorization == .granted else {
+                state.lastPostRefused = true
+                return
+            }
+            state.lastPost = state.tray.post(
+                title: notification.title, body: notification.body, collapseKey: notification.tag,
+                content: .android(extras: notification.intentExtras))
+        }
+    }
+
+    public func lastReportedToken() -> String? { state.withLock { $0.storedToken } }
+    public func storeReportedToken(_ token: String) { state.withLock { $0.storedToken = token } }
+
+    // MARK: Processes
+
+    /// Starts the app's process in `app` state; an Android token rotated meanwhile is
+    /// told through `onNewToken` first, as FCM does at startup.
+    private func start(_ app: AppState) -> AppProcess {
+        let process = AppProcess(system: self, core: core)
+        let told = state.withLock { state -> String? in
+            state.process = process
+            state.app = app
+            defer { state.rotationPending = false }
+            return state.rotationPending && platform == .android ? state.token : nil
+        }
+        if let told { process.push.androidBridge.onNewToken(told) }
+        return process
+    }
+
+    private func endProcess(next: AppState) {
+        let process = state.withLock { state -> AppProcess? in
+            defer {
+                state.process = nil
+                state.app = next
+            }
+            return state.process
+        }
+        guard let process else { return }
+        let dropped = process.push.diagnostics.droppedTaps
+        process.end()
+        state.withLock { $0.droppedTapsInEndedProcesses += dropped }
+    }
+
+    /// Runs `body` and reports what the plugin posted while it ran.
+    private func postedDuring(_ body: () -> Void) -> PushOutcome.Posted {
+        state.withLock {
+            $0.lastPost = nil
+            $0.lastPostRefused = false
+        }
+        body()
+        return state.withLock { state in
+            if let post = state.lastPost { return PushOutcome.Posted(id: post.id, replaced: post.replaced) }
+            return PushOutcome.Posted(id: nil, replaced: false, refused: state.lastPostRefused)
+        }
+    }
+
+    private static func received(_ live: Int, via callback: String) -> String {
+        live == 0
+            ? "\(callback) ran with no events subscriber, so the received event was dropped (received is never buffered, DEL-1)"
+            : "delivered as received (\(callback)) to \(live) subscriber\(live == 1 ? "" : "s")"
+    }
+}
+
+extension PushOutcome {
+    /// What happened to the tray during one push.
+    struct Posted {
+        var id: String?
+        var replaced: Bool
+        var refused = false
+
+        var phrase: String {
+            guard let id else {
+                return refused ? "not shown: notifications are not allowed (DEL-6)" : "nothing was posted to the tray"
+            }
+            return replaced ? "replaced tray entry \(id) (same collapse id, DEL-5)" : "shown in the tray as \(id)"
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import OrderedJSON
+
+/// One notification in the tray. It holds its own payload, so tapping it delivers
+/// exactly what it was posted with (TAP-1).
+public struct TrayEntry: Sendable, Equatable {
+    public enum Content: Sendable, Equatable {
+        /// iOS: the APNs payload, handed back as the notification's `userInfo`.
+        case ios(userInfo: JSONObject)
+        /// Android: the tap intent's extras.
+        case android(extras: JSONObject)
+    }
+
+    public let id: String
+    public var title: String?
+    public var body: String?
+    /// `apns-collapse-id` or `android.notification.tag` (DEL-5).
+    public var collapseKey: String?
+    public var content: Content
+}
+
+/// The tray: entries oldest first, collapse by key, ids `t1`, `t2`, … per device.
+struct Tray {
+    private(set) var entries: [TrayEntry] = []
+    private var nextID = 1
+
+    /// Posts an entry, or replaces the one with the same collapse key (it keeps its
+    /// id and becomes the newest). Returns the entry's id and whether it replaced one.
+    mutating func post(
+        title: String?, body: String?, collapseKey: String?, content: TrayEntry.Content
+    ) -> (id: String, replaced: Bool) {
+        if let collapseKey, let index = entries.firstIndex(where: { $0.collapseKey == collapseKey }) {
+            var entry = entries.remove(at: index)
+            entry.title = title
+            entry.body = body
+            entry.content = content
+            entries.append(entry)
+            return (entry.id, true)
+        }
+        let entry = TrayEntry(id: "t\(nextID)", title: title, body: body, collapseKey: collapseKey, content: content)
+        nextID += 1
+        entries.append(entry)
+        return (entry.id, false)
+    }
+
+    mutating func remove(_ id: String) -> TrayEntry? {
+        guard let index = entries.firstIndex(where: { $0.id == id }) else { return nil }
+        return entries.remove(at: index)
+    }
+
+    mutating func clear() { entries.removeAll() }
+}
