@@ -33,6 +33,10 @@ let package = Package(
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(
             name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"], path: "Tests/PushPluginTests"),
+        .testTarget(
+            name: "ShellTests",
+            dependencies: ["ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON"],
+            path: "Tests/ShellTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,103 @@
+import OrderedJSON
+import PushServices
+import Testing
+
+@Suite struct APNsRequestTests {
+    let token = String(repeating: "ab", count: 32)
+    var destination: APNsDestination {
+        APNsDestination(token: token, bundleID: "com.example.app", retiredTokens: ["cd": 1234])
+    }
+
+    func validate(_ headers: [String: String], body: String = #"{"aps":{"alert":"x"}}"#, token: String? = nil)
+        -> Result<APNsNotification, APNsRejection>
+    {
+        var headers = headers
+        if headers["apns-topic"] == nil { headers["apns-topic"] = "com.example.app" }
+        if headers["apns-topic"] == "" { headers["apns-topic"] = nil }
+        return APNsRequest(headers: headers, body: Array(body.utf8), token: token).validate(for: destination)
+    }
+
+    func reason(_ result: Result<APNsNotification, APNsRejection>) -> String? {
+        if case .failure(let rejection) = result { "\(rejection.status) \(rejection.reason)" } else { nil }
+    }
+
+    @Test func acceptsAPlainAlertAndReportsItsHeaders() throws {
+        let result = validate(["apns-collapse-id": "c", "apns-priority": "5", "apns-push-type": "alert"])
+        let notification = try result.get()
+        #expect(notification.collapseID == "c" && notification.priority == 5 && notification.pushType == "alert")
+        #expect(notification.payload.orderedKeys == ["aps"])
+    }
+
+    @Test func defaultPriorityIsTen() throws {
+        #expect(try validate([:]).get().priority == 10)
+    }
+
+    @Test func eachRuleAnswersWithAppleStatusAndReason() {
+        #expect(reason(validate(["apns-id": "123"])) == "400 BadMessageId")
+        #expect(reason(validate([":method": "PUT"])) == "405 MethodNotAllowed")
+        #expect(reason(validate(["apns-topic": ""])) == "400 MissingTopic")
+        #expect(reason(validate(["apns-collapse-id": String(repeating: "é", count: 33)])) == "400 BadCollapseId")
+        #expect(reason(validate(["apns-priority": "0"])) == "400 BadPriority")
+        #expect(reason(validate(["apns-push-type": "Alert"])) == "400 InvalidPushType")
+        #expect(reason(validate([":path": "/3/devices/x"])) == "404 BadPath")
+        #expect(reason(validate([:], token: "")) == "400 MissingDeviceToken")
+        #expect(reason(validate([:], token: "abc")) == "400 BadDeviceToken")
+        #expect(reason(validate([:], token: "zz")) == "400 BadDeviceToken")
+        #expect(reason(validate([:], token: "cd")) == "410 Unregistered")
+        #expect(reason(validate(["apns-topic": "com.example.other"])) == "400 DeviceTokenNotForTopic")
+        #expect(reason(validate(["apns-expiration": "-1"])) == "400 BadExpirationDate")
+        #expect(reason(validate([:], body: "")) == "400 PayloadEmpty")
+        #expect(reason(validate([:], body: "[]")) == "400 BadPayload")
+    }
+
+    @Test func checksRunInPushysOrder() {
+        // A request wrong in every way is answered for the first check only.
+        let result = validate(["apns-id": "x", ":method": "GET", "apns-priority": "9"], body: "")
+        #expect(reason(result) == "400 BadMessageId")
+        #expect(reason(validate([":method": "GET", "apns-priority": "9"])) == "405 MethodNotAllowed")
+        #expect(reason(validate(["apns-priority": "9", "apns-push-type": "nope"])) == "400 BadPriority")
+    }
+
+    @Test func aRetiredTokenCarriesItsTimestamp() {
+        guard case .failure(let rejection) = validate([:], token: "cd") else {
+            Issue.record("expected a rejection")
+            return
+        }
+        #expect(rejection.timestamp == 1234)
+    }
+
+    @Test func tokensAreCaseInsensitiveHexOfAnyEvenLength() throws {
+        _ = try validate([:], token: token.uppercased()).get()
+        _ = try validate([":path": "/3/device/\(token)"]).get()
+    }
+
+    @Test func pushTypesNeedTheirTopicSuffix() throws {
+        #expect(reason(validate(["apns-push-type": "voip"])) == "400 DeviceTokenNotForTopic")
+        _ = try validate(["apns-push-type": "voip", "apns-topic": "com.example.app.voip"]).get()
+        _ = try validate(["apns-push-type": "liveactivity", "apns-topic": "com.example.app.push-type.liveactivity"])
+            .get()
+    }
+
+    @Test func theSizeLimitCountsBytesAndVoipAllowsMore() {
+        func body(_ total: Int) -> String {
+            let frame = #"{"aps":{},"p":""}"#
+            let room = total - frame.utf8.count
+            let padding = String(repeating: "é", count: room / 2) + (room % 2 == 1 ? "a" : "")
+            return #"{"aps":{},"p":""# + padding + #""}"#
+        }
+        #expect(body(4096).utf8.count == 4096)
+        #expect(reason(validate([:], body: body(4096))) == nil)
+        #expect(reason(validate([:], body: body(4098))) == "413 PayloadTooLarge")
+        #expect(
+            reason(validate(["apns-push-type": "voip", "apns-topic": "com.example.app.voip"], body: body(5120))) == nil)
+    }
+
+    @Test func aPayloadWithoutApsIsAccepted() throws {
+        #expect(try validate([:], body: #"{"mdm":"x"}"#).get().payload["mdm"] == "x")
+    }
+
+    @Test func headerNamesAreCaseInsensitive() throws {
+        _ = try APNsRequest(headers: ["APNS-TOPIC": "com.example.app"], body: Array("{}".utf8), token: nil)
+            .validate(for: destination).get()
+    }
+}
