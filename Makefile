@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test
+.PHONY: deps build demo test lib c-test
 
 # jansson is the one outside dependency (a Debian package); install it only when
 # pkg-config cannot find it.
@@ -23,3 +23,22 @@ demo: build
 
 test: deps
 	Tests/run-all
+
+# The C ABI as an outside program sees it: build/include/cx.h and build/lib/libcx.so.
+PREFIX ?= build
+lib: deps
+	$(SWIFT) build --product cx -Xswiftc -warnings-as-errors
+	mkdir -p $(PREFIX)/include $(PREFIX)/lib
+	cp Sources/CCX/include/cx.h $(PREFIX)/include/
+	cp .build/debug/libcx.so $(PREFIX)/lib/
+
+# The core written in C, with the C plugin, linked like an outsider; then the same
+# program under AddressSanitizer (leaks included).
+C_FLAGS := -std=c11 -g -Wall -Wextra -Werror -I$(PREFIX)/include -IPlugins/KVStore
+C_LINK := -L$(PREFIX)/lib -lcx -ljansson -lpthread -Wl,-rpath,$(abspath $(PREFIX)/lib)
+C_SOURCES := Tests/CCore/core_test.c Plugins/KVStore/kvstore.c
+c-test: lib
+	cc $(C_FLAGS) $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test
+	$(PREFIX)/core_test
+	cc $(C_FLAGS) -fsanitize=address -fno-omit-frame-pointer $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test_asan
+	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/core_test_asan

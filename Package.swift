@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "EchoPlugin", targets: ["EchoPlugin"]),
         .library(name: "PushPlugin", targets: ["PushPlugin"]),
         .executable(name: "cxshell", targets: ["cxshell"]),
+        // The C ABI (cx.h) as a shared library an outside C or Rust program links.
+        .library(name: "cx", type: .dynamic, targets: ["CX"]),
     ],
     targets: [
         // jansson from the system (Debian: libjansson-dev), found through pkg-config.
@@ -20,6 +22,8 @@ let package = Package(
         ),
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
+        .target(name: "CCX", path: "Sources/CCX"),
+        .target(name: "CX", dependencies: ["CCX", "CXHost", "ShellKit", "OrderedJSON"], path: "Sources/CX"),
         .target(name: "EchoPlugin", dependencies: ["CXHost"], path: "Plugins/Echo"),
         .target(name: "PushPlugin", dependencies: ["CXHost", "OrderedJSON"], path: "Plugins/Push"),
         .target(name: "PushServices", dependencies: ["OrderedJSON"], path: "Shell/PushServices"),

@@ -47,10 +47,6 @@ public final class Device: PushSystem {
         state = Mutex(State(token: token))
     }
 
-    deinit {
-        state.withLock { $0.process }?.end()
-    }
-
     // MARK: Reading
 
     public var appState: AppState { state.withLock { $0.app } }
@@ -79,7 +75,8 @@ public final class Device: PushSystem {
         state.withLock { $0.process }?.host.waitUntilIdle()
     }
 
-    /// The device goes away: the app's process ends without deliveries.
+    /// The device goes away: the app's process ends without deliveries. The process
+    /// holds the device (as its plugin's OS), so this is also what releases the device.
     public func powerOff() {
         endProcess(next: .notRunning)
     }

@@ -31,6 +31,13 @@ public final class PluginHost: Sendable {
         try core.call(plugin: plugin, op: op, input: input, isNotify: false)
     }
 
+    /// A one-shot call under an id the caller chose, for cores that correlate answers
+    /// by their own request ids (the C ABI). As `call`, and throws `duplicateCallID`
+    /// while a call with the same id is waiting for its answer.
+    public func call(_ plugin: String, _ op: String, input: String = "", id: CallID) throws(HostError) {
+        _ = try core.call(plugin: plugin, op: op, input: input, isNotify: false, chosenID: id)
+    }
+
     /// Fire-and-forget call (H-2): dispatched in order like `call`; its answer is discarded.
     public func notify(_ plugin: String, _ op: String, input: String = "") throws(HostError) {
         _ = try core.call(plugin: plugin, op: op, input: input, isNotify: true)
@@ -47,6 +54,12 @@ public final class PluginHost: Sendable {
     /// on it, even if a delivery was being made on another thread when it was called.
     /// An unknown key, or a call after shutdown, does nothing.
     public func unsubscribe(key: String) {
+        core.unsubscribe(key: key)
+    }
+
+    /// As `unsubscribe(key:)`, and tells whether the key had a stream (false: nothing changed).
+    @discardableResult
+    public func unsubscribe(existingKey key: String) -> Bool {
         core.unsubscribe(key: key)
     }
 

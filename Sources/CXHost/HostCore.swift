@@ -29,12 +29,22 @@ final class HostCore: Sendable {
         }
     }
 
-    func call(plugin name: String, op: String, input: String, isNotify: Bool) throws(HostError) -> CallID {
+    func call(
+        plugin name: String, op: String, input: String, isNotify: Bool, chosenID: CallID? = nil
+    ) throws(HostError) -> CallID {
         let (id, plugin, problem) = try monitor.withLock {
             state throws(HostError) -> (CallID, (any Plugin)?, String?) in
             guard !state.isShutDown else { throw .shutDown }
-            let id = CallID(rawValue: state.nextCallID)
-            state.nextCallID += 1
+            var id = chosenID ?? CallID(rawValue: state.nextCallID)
+            if chosenID != nil {
+                guard state.pendingCalls[id] == nil else { throw .duplicateCallID(id) }
+            } else {
+                while state.pendingCalls[id] != nil {
+                    state.nextCallID &+= 1
+                    id = CallID(rawValue: state.nextCallID)
+                }
+                state.nextCallID &+= 1
+            }
             state.pendingCalls[id] = .init(plugin: name, op: op, isNotify: isNotify)
             if let problem = state.unknownOpMessage(plugin: name, op: op) { return (id, nil, problem) }
             state.invocations += 1
@@ -89,12 +99,14 @@ final class HostCore: Sendable {
         finishInvocation()
     }
 
-    func unsubscribe(key: String) {
-        let stopped = monitor.withLock { state -> HostState.ActiveStream? in
-            state.keyGenerations[key] = nil
-            guard let active = state.activeStreams.removeValue(forKey: key) else { return nil }
+    /// Returns whether the key had a stream (active, or ended but not yet delivered).
+    @discardableResult
+    func unsubscribe(key: String) -> Bool {
+        let (stopped, existed) = monitor.withLock { state -> (HostState.ActiveStream?, Bool) in
+            let existed = state.keyGenerations.removeValue(forKey: key) != nil
+            guard let active = state.activeStreams.removeValue(forKey: key) else { return (nil, existed) }
             state.invocations += 1
-            return active
+            return (active, true)
         }
         // A delivery on this key may be in the core's hands on the delivery thread
         // right now; "after unsubscribe returns, nothing is delivered" means waiting it out.
@@ -104,6 +116,7 @@ final class HostCore: Sendable {
             stopped.plugin.stopStream(stopped.emitter)
             finishInvocation()
         }
+        return existed
     }
 
     func shutdown() {

@@ -5,11 +5,14 @@ public enum HostError: Error, Sendable, Equatable, CustomStringConvertible {
     case shutDown
     /// A plugin with this name is already registered.
     case duplicatePlugin(String)
+    /// A call with this id is still waiting for its answer.
+    case duplicateCallID(CallID)
 
     public var description: String {
         switch self {
         case .shutDown: "the host was shut down"
         case .duplicatePlugin(let name): "a plugin named '\(name)' is already registered"
+        case .duplicateCallID(let id): "call \(id) is still waiting for its answer"
         }
     }
 }

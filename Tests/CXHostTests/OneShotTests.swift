@@ -106,6 +106,27 @@ import Testing
         #expect(outputs.map { Array($0.utf8) } == [Array(odd.utf8), []])
     }
 
+    @Test func H_1_aCallerChosenIdIsAnsweredUnderThatIdAndRefusedWhileInFlight() throws {
+        let holder = ScriptedPlugin(name: "holder")
+        let slow = ScriptedPlugin(name: "slow", ops: ["later"], onCall: { _, _, reply in holder.hold(reply) })
+        let (host, recorder) = try makeHost([slow, TestPlugins.echo()])
+        try host.call("slow", "later", id: CallID(rawValue: 7))
+        #expect(throws: HostError.duplicateCallID(CallID(rawValue: 7))) {
+            try host.call("echo", "echo", input: "x", id: CallID(rawValue: 7))
+        }
+        // Generated ids step over the one in flight.
+        let generated = (0..<10).map { _ in try? host.call("echo", "echo", input: "g") }
+        #expect(!generated.contains(CallID(rawValue: 7)))
+        holder.heldReplies.withLock { $0.first }?.succeed("done")
+        try host.call("echo", "echo", input: "again", id: CallID(rawValue: 7))
+        host.waitUntilIdle()
+        let sevens = recorder.all.filter { if case .response(CallID(rawValue: 7), _) = $0 { true } else { false } }
+        #expect(
+            sevens == [
+                .response(CallID(rawValue: 7), .success("done")), .response(CallID(rawValue: 7), .success("again")),
+            ])
+    }
+
     @Test func registeringTwoPluginsWithOneNameIsRefused() throws {
         let (host, _) = try makeHost()
         #expect(throws: HostError.duplicatePlugin("echo")) { try host.register(TestPlugins.echo()) }

@@ -1,0 +1,113 @@
+import CCX
+import Synchronization
+
+/// Everything a C caller holds a handle to. One table for every kind, so a handle of
+/// one kind passed as another is recognised (CX_ERR_BAD_HANDLE) instead of misused.
+enum HandleEntry: Sendable {
+    case host(CHost)
+    case reply(CReply)
+    case emitter(CEmitter)
+    case device(CDevice)
+}
+
+/// Handles are small integers disguised as pointers; ids are never reused, so a
+/// released handle stays dead.
+final class HandleTable: Sendable {
+    private struct Table {
+        var next: UInt64 = 1
+        var entries: [UInt64: HandleEntry] = [:]
+    }
+
+    private let table = Mutex(Table())
+
+    func insert(_ entry: HandleEntry) -> OpaquePointer {
+        table.withLock { table in
+            let id = table.next
+            table.next += 1
+            table.entries[id] = entry
+            return OpaquePointer(bitPattern: UInt(id))!
+        }
+    }
+
+    func entry(_ handle: OpaquePointer?) -> HandleEntry? {
+        guard let handle else { return nil }
+        return table.withLock { $0.entries[Self.id(handle)] }
+    }
+
+    @discardableResult
+    func remove(_ handle: OpaquePointer?) -> HandleEntry? {
+        guard let handle else { return nil }
+        return table.withLock { $0.entries.removeValue(forKey: Self.id(handle)) }
+    }
+
+    func remove(ids: some Sequence<UInt64>) {
+        table.withLock { table in
+            for id in ids { table.entries[id] = nil }
+        }
+    }
+
+    static func id(_ handle: OpaquePointer) -> UInt64 { UInt64(UInt(bitPattern: handle)) }
+}
+
+let handles = HandleTable()
+
+/// The core's callback and its context. The header promises the context may be used
+/// from the delivery thread, which is what makes sharing it sound.
+struct DeliveryCallback: @unchecked Sendable {
+    let function: cx_delivery_fn
+    let context: UnsafeMutableRawPointer?
+
+    func response(_ id: UInt64, ok: Bool, output: String) {
+        invoke(kind: CX_DELIVERY_RESPONSE, id: id, key: "", ok: ok, output: output)
+    }
+
+    func item(_ key: String, ok: Bool, output: String) {
+        invoke(kind: CX_DELIVERY_ITEM, id: 0, key: key, ok: ok, output: output)
+    }
+
+    func end(_ key: String) {
+        invoke(kind: CX_DELIVERY_END, id: 0, key: key, ok: true, output: "")
+    }
+
+    private func invoke(kind: cx_delivery_kind, id: UInt64, key: String, ok: Bool, output: String) {
+        var key = key
+        var output = output
+        key.withUTF8 { keyBytes in
+            output.withUTF8 { outputBytes in
+                var delivery = cx_delivery(
+                    kind: kind, request_id: id, key: Self.chars(keyBytes), key_len: keyBytes.count, ok: ok,
+                    output: Self.chars(outputBytes), output_len: outputBytes.count)
+                function(context, &delivery)
+            }
+        }
+    }
+
+    private static func chars(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafePointer<CChar>? {
+        bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
+    }
+}
+
+/// A C string argument (pointer + length) as Swift text, or the status that says why not.
+func text(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> Result<String, CXFailure> {
+    guard length >= 0 else { return .failure(CXFailure(CX_ERR_INVALID_ARGUMENT)) }
+    guard let pointer else { return length == 0 ? .success("") : .failure(CXFailure(CX_ERR_NULL)) }
+    let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
+    guard let string = String(validating: bytes, as: UTF8.self) else { return .failure(CXFailure(CX_ERR_UTF8)) }
+    return .success(string)
+}
+
+/// A status as a Swift error, so argument checks compose with `try`.
+struct CXFailure: Error {
+    let status: cx_status
+    init(_ status: cx_status) { self.status = status }
+}
+
+/// Runs `body`, turning a `CXFailure` into its status and success into CX_OK.
+func status(_ body: () throws(CXFailure) -> Void) -> cx_status {
+    do {
+        try body()
+        return CX_OK
+    } catch {
+        return error.status
+    }
+}
