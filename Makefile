@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test lib c-test
+.PHONY: deps build demo test lib c-test bench
 
 # jansson is the one outside dependency (a Debian package); install it only when
 # pkg-config cannot find it.
@@ -42,3 +42,9 @@ c-test: lib
 	$(PREFIX)/core_test
 	cc $(C_FLAGS) -fsanitize=address -fno-omit-frame-pointer $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test_asan
 	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/core_test_asan
+
+# Every performance figure, one JSON line each, in release mode (Docs/Performance.md).
+bench: deps
+	$(SWIFT) build -c release --product cxshell
+	$(SWIFT) build -c release --product cxbench
+	.build/release/cxbench

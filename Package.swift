@@ -34,6 +34,9 @@ let package = Package(
             name: "ShellKit", dependencies: ["CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON"],
             path: "Shell/ShellKit"),
         .executableTarget(name: "cxshell", dependencies: ["ShellKit"], path: "Shell/cxshell"),
+        .executableTarget(
+            name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson"],
+            path: "Tests/Benchmarks/cxbench"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(
             name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"], path: "Tests/PushPluginTests"),

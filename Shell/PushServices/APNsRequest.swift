@@ -6,13 +6,17 @@ public struct APNsRequest: Sendable {
     /// Header names lowercased (HTTP/2), values as sent.
     public var headers: [String: String]
     public var body: [UInt8]
+    /// The body already parsed, when the caller has it (it must be what `body` says);
+    /// saves parsing it a second time.
+    public var parsedBody: JSON?
     /// The device token, when not given by a `:path` header.
     public var token: String?
 
-    public init(headers: [String: String], body: [UInt8], token: String?) {
+    public init(headers: [String: String], body: [UInt8], parsedBody: JSON? = nil, token: String?) {
         self.headers = Dictionary(
             headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
         self.body = body
+        self.parsedBody = parsedBody
         self.token = token
     }
 }
@@ -145,7 +149,7 @@ extension APNsRequest {
             return reject(413, "PayloadTooLarge", "the payload is \(body.count) bytes; the limit is \(limit)")
         }
         let payload: JSONObject
-        switch Self.payloadObject(body) {
+        switch Self.payloadObject(body, parsed: parsedBody) {
         case .success(let object): payload = object
         case .failure(let rejection): return .failure(rejection)
         }
@@ -157,10 +161,10 @@ extension APNsRequest {
 
     /// The body as a JSON object whose `aps`, if any, is an object. APNs documents no
     /// answer for anything else; the shell answers 400 `BadPayload` with the reason.
-    static func payloadObject(_ body: [UInt8]) -> Result<JSONObject, APNsRejection> {
+    static func payloadObject(_ body: [UInt8], parsed: JSON?) -> Result<JSONObject, APNsRejection> {
         let value: JSON
         do {
-            value = try JSON.parse(body)
+            value = try parsed ?? JSON.parse(body)
         } catch {
             return .failure(
                 APNsRejection(status: 400, reason: "BadPayload", detail: "the payload is not JSON: \(error)"))

@@ -3,9 +3,12 @@ import OrderedJSON
 /// A `POST /v1/projects/{id}/messages:send` body, exactly as sent.
 public struct FCMRequest: Sendable {
     public var body: [UInt8]
+    /// The body already parsed, when the caller has it; saves parsing it again.
+    public var parsedBody: JSON?
 
-    public init(body: [UInt8]) {
+    public init(body: [UInt8], parsedBody: JSON? = nil) {
         self.body = body
+        self.parsedBody = parsedBody
     }
 }
 
@@ -71,7 +74,7 @@ extension FCMRequest {
     private func parse(deviceToken: String?) throws(FCMError) -> FCMMessage {
         let root: JSON
         do {
-            root = try JSON.parse(body)
+            root = try parsedBody ?? JSON.parse(body)
         } catch {
             throw .invalidArgument("Invalid JSON payload received. \(error)")
         }

@@ -3,11 +3,14 @@ import OrderedJSON
 /// An `xcrun simctl push <device> [bundle] file.apns` invocation.
 public struct SimctlPayload: Sendable {
     public var file: [UInt8]
+    /// The file already parsed, when the caller has it; saves parsing it again.
+    public var parsedFile: JSON?
     /// The command line's bundle id argument; wins over the file's `Simulator Target Bundle`.
     public var bundleArgument: String?
 
-    public init(file: [UInt8], bundleArgument: String?) {
+    public init(file: [UInt8], parsedFile: JSON? = nil, bundleArgument: String?) {
         self.file = file
+        self.parsedFile = parsedFile
         self.bundleArgument = bundleArgument
     }
 
@@ -34,7 +37,7 @@ public struct SimctlPayload: Sendable {
         }
         let value: JSON
         do {
-            value = try JSON.parse(file)
+            value = try parsedFile ?? JSON.parse(file)
         } catch {
             return reject("InvalidJSON", "the payload file is not JSON: \(error)")
         }

@@ -51,18 +51,19 @@ struct Request {
         return text
     }
 
-    /// One of `name` (a JSON value, sent as its compact text) or `name_text` (exact text), as bytes.
-    func body(_ name: String) throws(Invalid) -> [UInt8] {
+    /// One of `name` (a JSON value, sent as its compact text) or `name_text` (exact
+    /// text): the bytes sent, and the value when the request already holds it parsed.
+    func body(_ name: String) throws(Invalid) -> (bytes: [UInt8], value: JSON?) {
         let textName = "\(name)_text"
         switch (fields[name], fields[textName]) {
         case (nil, nil): throw invalid("\(op) needs \"\(name)\" (a JSON value) or \"\(textName)\" (exact text)")
         case (_?, _?): throw invalid("\(op) takes \"\(name)\" or \"\(textName)\", not both")
-        case (let value?, nil): return value.compactBytes
+        case (let value?, nil): return (value.compactBytes, value)
         case (nil, let text?):
             guard let text = text.stringValue else {
                 throw invalid("\"\(textName)\" must be a string, not \(text.typeName)")
             }
-            return Array(text.utf8)
+            return (Array(text.utf8), nil)
         }
     }
 

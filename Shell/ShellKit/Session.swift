@@ -125,8 +125,9 @@ public final class Session {
             endpoint.unsubscribed(key)
         case "apns":
             try requirePlatform(.ios, device, request)
+            let body = try request.body("body")
             let apns = APNsRequest(
-                headers: try request.headers(), body: try request.body("body"),
+                headers: try request.headers(), body: body.bytes, parsedBody: body.value,
                 token: try request.optionalString("token"))
             switch apns.validate(for: device.apnsDestination) {
             case .failure(let rejection):
@@ -138,8 +139,9 @@ public final class Session {
             }
         case "simctl":
             try requirePlatform(.ios, device, request)
+            let file = try request.body("file")
             let simctl = SimctlPayload(
-                file: try request.body("file"), bundleArgument: try request.optionalString("bundle"))
+                file: file.bytes, parsedFile: file.value, bundleArgument: try request.optionalString("bundle"))
             switch simctl.validate(installedBundle: device.bundleID) {
             case .failure(let rejection):
                 reply = JSONObject([
@@ -152,7 +154,8 @@ public final class Session {
             }
         case "fcm":
             try requirePlatform(.android, device, request)
-            switch FCMRequest(body: try request.body("body")).validate(deviceToken: device.token) {
+            let body = try request.body("body")
+            switch FCMRequest(body: body.bytes, parsedBody: body.value).validate(deviceToken: device.token) {
             case .failure(let error):
                 reply = JSONObject([
                     ("reply", request.id), ("ok", false),

@@ -35,6 +35,11 @@ public final class Device: PushSystem {
         var lastPost: (id: String, replaced: Bool)?
         var lastPostRefused = false
         var nextMessage = 1
+        var ids = IDGenerator()
+
+        mutating func newToken(for platform: PushPlatform) -> String {
+            platform == .android ? ids.fcmToken() : Hex.encode(ids.apnsToken())
+        }
     }
 
     /// A device with the app installed and not running. `core` receives what the app's
@@ -43,8 +48,9 @@ public final class Device: PushSystem {
         self.platform = platform
         self.bundleID = bundleID
         self.core = core
-        let token = platform == .android ? PushToken.fcm() : PushToken.hex(PushToken.apnsBytes())
-        state = Mutex(State(token: token))
+        var initial = State(token: "")
+        initial.token = initial.newToken(for: platform)
+        state = Mutex(initial)
     }
 
     // MARK: Reading
@@ -82,15 +88,14 @@ public final class Device: PushSystem {
     }
 
     /// An `apns-id` for a push whose sender gave none, as APNs makes one up.
-    public func makeAPNsID() -> String { PushToken.uuid() }
+    public func makeAPNsID() -> String { state.withLock { $0.ids.uuid() } }
 
     /// FCM's `google.message_id`: `0:<sequence>%<random>`.
     public func makeFCMMessageID() -> String {
-        let sequence = state.withLock { state -> Int in
+        state.withLock { state in
             defer { state.nextMessage += 1 }
-            return state.nextMessage
+            return "0:\(state.nextMessage)%\(state.ids.base64URL(8))"
         }
-        return "0:\(sequence)%\(PushToken.randomBase64URL(8))"
     }
 
     // MARK: The user and the OS
@@ -167,13 +172,13 @@ public final class Device: PushSystem {
         guard platform != .web else { throw DeviceRefusal("a web device has no push token to rotate") }
         let (token, process) = state.withLock { state -> (String, AppProcess?) in
             state.retiredTokens[state.token] = nowMilliseconds
-            state.token = platform == .android ? PushToken.fcm() : PushToken.hex(PushToken.apnsBytes())
+            state.token = state.newToken(for: platform)
             state.rotationPending = !state.app.isRunning
             return (state.token, state.app.isRunning ? state.process : nil)
         }
         if let process {
             if platform == .ios {
-                process.push.iosBridge.didRegisterForRemoteNotifications(deviceToken: PushToken.bytes(fromHex: token))
+                process.push.iosBridge.didRegisterForRemoteNotifications(deviceToken: Hex.decode(token))
             } else {
                 process.push.androidBridge.onNewToken(token)
             }
@@ -361,7 +366,7 @@ public final class Device: PushSystem {
         let (token, process) = state.withLock { ($0.token, $0.process) }
         guard let process else { return }
         if platform == .ios {
-            process.push.iosBridge.didRegisterForRemoteNotifications(deviceToken: PushToken.bytes(fromHex: token))
+            process.push.iosBridge.didRegisterForRemoteNotifications(deviceToken: Hex.decode(token))
         } else {
             process.push.androidBridge.tokenFetched(token)
         }

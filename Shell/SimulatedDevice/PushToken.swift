@@ -1,43 +1,103 @@
-/// Push tokens shaped as the real services issue them.
-enum PushToken {
-    /// 32 random bytes, as APNs issues them.
-    static func apnsBytes() -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+/// Push tokens and ids shaped as the real services issue them, from one fast
+/// generator per device. They must be unique, not secret: SplitMix64 seeded once
+/// from the system's source is plenty, and far cheaper than a system call per byte.
+struct IDGenerator {
+    private var state: UInt64
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        state = system.next()
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// 32 random bytes, as APNs issues device tokens.
+    mutating func apnsToken() -> [UInt8] {
+        (0..<4).flatMap { _ in withUnsafeBytes(of: next()) { Array($0) } }
     }
 
     /// `<instance id>:APA91b<134 characters>`, the shape of an FCM registration token.
-    static func fcm() -> String {
-        "\(randomBase64URL(22)):APA91b\(randomBase64URL(134))"
+    mutating func fcmToken() -> String {
+        "\(base64URL(22)):APA91b\(base64URL(134))"
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    /// An uppercase canonical UUID (8-4-4-4-12), as APNs returns in `apns-id`.
+    mutating func uuid() -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        var bits = (next(), next())
+        for index in 0..<32 {
+            if index == 8 || index == 12 || index == 16 || index == 20 { text.append(UInt8(ascii: "-")) }
+            let nibble: UInt64
+            if index < 16 {
+                nibble = bits.0 & 0xF
+                bits.0 >>= 4
+            } else {
+                nibble = bits.1 & 0xF
+                bits.1 >>= 4
+            }
+            text.append(digits[Int(nibble)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
-    static func bytes(fromHex hex: String) -> [UInt8] {
+    mutating func base64URL(_ count: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(count)
+        var bits: UInt64 = 0
+        var available = 0
+        for _ in 0..<count {
+            if available < 6 {
+                bits = next()
+                available = 64
+            }
+            text.append(alphabet[Int(bits & 63)])
+            bits >>= 6
+            available -= 6
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// Lowercase hex, and back.
+enum Hex {
+    static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    static func decode(_ hex: String) -> [UInt8] {
         var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex), index < hex.endIndex {
-            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-            index = next
+        var high: UInt8?
+        for character in hex.utf8 {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = character - UInt8(ascii: "A") + 10
+            default: continue
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
         }
         return bytes
-    }
-
-    static func randomBase64URL(_ count: Int) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
-    }
-
-    /// An uppercase canonical UUID, as APNs returns in `apns-id`.
-    static func uuid() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let hex = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let text = Self.hex(hex).uppercased()
-        let chars = Array(text)
-        return [chars[0..<8], chars[8..<12], chars[12..<16], chars[16..<20], chars[20..<32]].map { String($0) }
-            .joined(separator: "-")
     }
 }

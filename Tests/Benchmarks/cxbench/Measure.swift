@@ -1,0 +1,43 @@
+import Foundation
+
+/// CXBENCH_SCALE divides every iteration count (for profiling under valgrind).
+let scale = max(Int(ProcessInfo.processInfo.environment["CXBENCH_SCALE"] ?? "") ?? 1, 1)
+
+/// Nanoseconds per run of each body, measured side by side: the rounds interleave
+/// (a, b, c, a, b, c, …) so that a burst of load on the shared machine hits every
+/// contender alike, and each keeps its best round.
+func sideBySide(iterations: Int, rounds: Int = 9, _ bodies: [() -> Void]) -> [Double] {
+    let iterations = max(iterations / scale, 1)
+    for body in bodies {
+        for _ in 0..<max(iterations / 10, 1) { body() }
+    }
+    var best = [Double](repeating: .infinity, count: bodies.count)
+    for _ in 0..<rounds {
+        for (index, body) in bodies.enumerated() {
+            let start = ContinuousClock.now
+            for _ in 0..<iterations { body() }
+            best[index] = min(best[index], (ContinuousClock.now - start).seconds * 1e9 / Double(iterations))
+        }
+    }
+    return best
+}
+
+/// Resident set size of this process, in bytes (Linux /proc).
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// One figure: a JSON line with the name, the values and the target verdict.
+func report(_ figure: String, _ values: [(String, Double)], target: String, met: Bool) {
+    var fields = ["\"figure\":\"\(figure)\""]
+    for (name, value) in values {
+        let text = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.3f", value)
+        fields.append("\"\(name)\":\(text)")
+    }
+    fields.append("\"target\":\"\(target)\"")
+    fields.append("\"met\":\(met)")
+    print("{" + fields.joined(separator: ",") + "}")
+}

@@ -1,0 +1,15 @@
+import Foundation
+
+// cxbench: every performance figure of the project, one JSON line each, measured side
+// by side in one run. Build and run in release mode: `make bench`.
+#if DEBUG
+    FileHandle.standardError.write(Data("cxbench: a debug build measures the debugger's code; use `make bench`\n".utf8))
+#endif
+let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+let only = Set(CommandLine.arguments.dropFirst())
+func wanted(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
+
+if wanted("payload") { PayloadBenchmark.run() }
+if wanted("host") { HostBenchmark.run() }
+if wanted("shell") { ShellBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
+if wanted("memory") { MemoryBenchmark.run() }
