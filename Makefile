@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test lib c-test bench
+.PHONY: deps build demo test lib c-test bench fuzz sanitize
 
 # jansson is the one outside dependency (a Debian package); install it only when
 # pkg-config cannot find it.
@@ -48,3 +48,15 @@ bench: deps
 	$(SWIFT) build -c release --product cxshell
 	$(SWIFT) build -c release --product cxbench
 	.build/release/cxbench
+
+# libFuzzer over the JSON layer, APNs validation + payload → event, FCM validation and
+# the shell's line handling, FUZZ_SECONDS each, from a corpus built from the scenarios.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	Tests/Fuzz/run $(FUZZ_SECONDS)
+
+# The host and push tests (with the concurrency stress test) under ThreadSanitizer,
+# and every Swift test under AddressSanitizer.
+sanitize: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests"
+	$(SWIFT) test --sanitize=address --scratch-path .build/asan

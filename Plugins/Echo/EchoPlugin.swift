@@ -1,5 +1,4 @@
 import CXHost
-import Synchronization
 
 /// The example plugin: the smallest complete plugin, for plugin authors to copy
 /// and for tests to drive.
@@ -12,7 +11,7 @@ public final class EchoPlugin: Plugin {
     public let descriptor = PluginDescriptor(name: "echo", ops: ["echo"], streams: ["count", "echoes"])
 
     /// The live `echoes` subscriptions, in subscription order.
-    private let listeners = Mutex<[StreamEmitter]>([])
+    private let listeners = Monitor<[StreamEmitter]>([])
 
     public init() {}
 

@@ -1,6 +1,5 @@
 import CXHost
 import OrderedJSON
-import Synchronization
 
 /// The `push` plugin: op `register` and stream `events`, per the push contract.
 ///
@@ -14,7 +13,7 @@ import Synchronization
 public final class PushPlugin: Plugin {
     public let descriptor = PluginDescriptor(name: "push", ops: ["register"], streams: ["events"])
     let system: any PushSystem
-    private let state = Mutex(State())
+    private let state = Monitor(State())
 
     struct State {
         /// Live `events` subscriptions, in subscription order (EV-6).

@@ -1,6 +1,5 @@
 import CXHost
 import OrderedJSON
-import Synchronization
 
 /// The core's end of the app's host, as the shell plays it: stream deliveries become
 /// output lines, call answers wait for the request's reply, and the live keys are
@@ -12,7 +11,7 @@ final class CoreEndpoint: Sendable {
         var keys: [String] = []
     }
 
-    private let log = Mutex(Log())
+    private let log = Monitor(Log())
 
     /// Called on the host's delivery thread.
     func receive(_ delivery: Delivery) {

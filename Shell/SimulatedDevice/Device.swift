@@ -2,7 +2,6 @@ import CXHost
 import OrderedJSON
 import PushPlugin
 import PushServices
-import Synchronization
 
 /// A simulated phone with one app installed (the shell's `device`). It holds the
 /// OS's state (app state, permission, push token, tray, the app's storage) and
@@ -15,7 +14,7 @@ public final class Device: PushSystem {
     public let platform: PushPlatform
     public let bundleID: String
     private let core: @Sendable (Delivery) -> Void
-    private let state: Mutex<State>
+    private let state: Monitor<State>
 
     struct State {
         var app = AppState.notRunning
@@ -50,7 +49,7 @@ public final class Device: PushSystem {
         self.core = core
         var initial = State(token: "")
         initial.token = initial.newToken(for: platform)
-        state = Mutex(initial)
+        state = Monitor(initial)
     }
 
     // MARK: Reading

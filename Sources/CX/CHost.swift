@@ -1,13 +1,12 @@
 import CCX
 import CXHost
-import Synchronization
 
 /// A host created through `cx_host_create`, with the handles issued on its behalf.
 final class CHost: Sendable {
     let host: PluginHost
     /// Reply and emitter handles issued for this host's plugins; released with it.
-    let issued = Mutex<Set<UInt64>>([])
-    let plugins = Mutex<[CPlugin]>([])
+    let issued = Monitor<Set<UInt64>>([])
+    let plugins = Monitor<[CPlugin]>([])
 
     init(callback: DeliveryCallback) {
         host = PluginHost(label: "cx.c-host") { delivery in

@@ -1,6 +1,5 @@
 import CCX
 import CXHost
-import Synchronization
 
 /// A plugin written in C, registered through `cx_register_plugin`.
 final class CPlugin: Plugin {
@@ -8,7 +7,7 @@ final class CPlugin: Plugin {
     private let functions: Functions
     private unowned let owner: CHost
     /// The handle issued for each live emitter, to name it again in stop_stream.
-    private let emitterHandles = Mutex<[ObjectIdentifier: UInt64]>([:])
+    private let emitterHandles = Monitor<[ObjectIdentifier: UInt64]>([:])
 
     /// The plugin's table. The header promises its functions may be called from any
     /// thread, which is what makes sharing it sound.

@@ -1,5 +1,5 @@
 import CCX
-import Synchronization
+import CXHost
 
 /// Everything a C caller holds a handle to. One table for every kind, so a handle of
 /// one kind passed as another is recognised (CX_ERR_BAD_HANDLE) instead of misused.
@@ -18,7 +18,7 @@ final class HandleTable: Sendable {
         var entries: [UInt64: HandleEntry] = [:]
     }
 
-    private let table = Mutex(Table())
+    private let table = Monitor(Table())
 
     func insert(_ entry: HandleEntry) -> OpaquePointer {
         table.withLock { table in

@@ -4,16 +4,18 @@
     import Darwin
 #endif
 
-/// State guarded by one mutex, with a condition variable for waiting on it.
+/// State guarded by one mutex, with a condition variable for waiting on it. The lock
+/// for plugins and shells too: it is a pthread mutex, which ThreadSanitizer sees
+/// (it cannot see `Synchronization.Mutex` on Linux, and reports false races).
 ///
-/// The only `@unchecked Sendable` in the host: every access to `state` happens
-/// inside `withLock` or `wait`, which hold the mutex.
-final class Monitor<State>: @unchecked Sendable {
+/// `@unchecked Sendable` because every access to `state` happens inside `withLock`
+/// or `wait`, which hold the mutex.
+public final class Monitor<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var state: State
 
-    init(_ state: State) {
+    public init(_ state: State) {
         self.state = state
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -30,14 +32,17 @@ final class Monitor<State>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+    /// Runs `body` with the lock held. Do not call out to code that may take it again.
+    public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
     }
 
     /// Holds the lock, sleeps until `ready` is true, then runs `body` under the same lock.
-    func wait<Result>(until ready: (State) -> Bool, then body: (inout State) -> Result) -> Result {
+    public func wait<Result>(until ready: (State) -> Bool, then body: (inout State) -> Result) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while !ready(state) { pthread_cond_wait(condition, mutex) }
@@ -45,7 +50,7 @@ final class Monitor<State>: @unchecked Sendable {
     }
 
     /// Wakes every waiter; call with the lock held (inside `withLock`).
-    func broadcast() {
+    public func broadcast() {
         pthread_cond_broadcast(condition)
     }
 }

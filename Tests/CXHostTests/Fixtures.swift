@@ -1,10 +1,9 @@
 import CXHost
 import Foundation
-import Synchronization
 
 /// Collects what the core receives, in order.
 final class Recorder: Sendable {
-    let deliveries = Mutex<[Delivery]>([])
+    let deliveries = Monitor<[Delivery]>([])
 
     var all: [Delivery] { deliveries.withLock { $0 } }
 
@@ -45,9 +44,9 @@ final class ScriptedPlugin: Plugin {
     let descriptor: PluginDescriptor
     let onCall: @Sendable (String, String, Reply) throws -> Void
     let onStart: @Sendable (String, String, StreamEmitter) throws -> Void
-    let stopped = Mutex<[String]>([])
-    let heldReplies = Mutex<[Reply]>([])
-    let emitters = Mutex<[StreamEmitter]>([])
+    let stopped = Monitor<[String]>([])
+    let heldReplies = Monitor<[Reply]>([])
+    let emitters = Monitor<[StreamEmitter]>([])
 
     init(
         name: String, ops: [String] = [], streams: [String] = [],

@@ -236,7 +236,7 @@ import Testing
 /// A one-shot latch for tests: `wait` blocks until `open`.
 final class Gate: Sendable {
     private let condition = NSCondition()
-    private let isOpen = Mutex(false)
+    private let isOpen = Monitor(false)
 
     func open() {
         condition.lock()

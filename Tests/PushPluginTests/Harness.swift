@@ -1,7 +1,6 @@
 import CXHost
 import OrderedJSON
 import PushPlugin
-import Synchronization
 
 /// A stand-in OS that answers at once, through the bridges, as the headless device does.
 final class FakePushSystem: PushSystem {
@@ -18,8 +17,8 @@ final class FakePushSystem: PushSystem {
     }
 
     let platform: PushPlatform
-    let settings = Mutex(Settings())
-    let plugin = Mutex<PushPlugin?>(nil)
+    let settings = Monitor(Settings())
+    let plugin = Monitor<PushPlugin?>(nil)
 
     init(platform: PushPlatform) { self.platform = platform }
 
@@ -120,7 +119,7 @@ final class App: Sendable {
 }
 
 final class DeliveryLog: Sendable {
-    let deliveries = Mutex<[Delivery]>([])
+    let deliveries = Monitor<[Delivery]>([])
 }
 
 func object(_ text: String) -> JSONObject {

@@ -7,7 +7,7 @@ import Synchronization
 enum HostBenchmark {
     final class Firehose: Plugin {
         let descriptor = PluginDescriptor(name: "bench", ops: ["ping"], streams: ["items"])
-        let emitter = Mutex<StreamEmitter?>(nil)
+        let emitter = Monitor<StreamEmitter?>(nil)
         func call(_ op: String, input: String, reply: Reply) throws { reply.succeed(input) }
         func startStream(_ stream: String, input: String, emitter: StreamEmitter) throws {
             self.emitter.withLock { $0 = emitter }

@@ -1,0 +1,27 @@
+import OrderedJSON
+import PushServices
+
+/// FCM validation. The input is an `fcm` request's fields (`{"body":…}`) or the raw
+/// body. An accepted message must have string data values, no reserved keys, and
+/// stay within the size limit; a rejection must use FCM's envelope.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzFCM(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    var request = FCMRequest(body: input)
+    if let fields = (try? JSON.parse(input))?.objectValue, let body = fields["body"] {
+        request = FCMRequest(body: body.compactBytes, parsedBody: body)
+    }
+    switch request.validate(deviceToken: "token") {
+    case .failure(let error):
+        precondition([400, 404].contains(error.code) && !error.message.isEmpty)
+    case .success(let message):
+        var bytes = (message.title?.utf8.count ?? 0) + (message.body?.utf8.count ?? 0)
+        for (key, value) in message.data {
+            guard let text = value.stringValue else { fatalError("a data value is not a string") }
+            precondition(!FCMRequest.isReservedDataKey(key))
+            bytes += key.utf8.count + text.utf8.count
+        }
+        precondition(bytes <= FCMRequest.maxPayloadBytes)
+    }
+    return 0
+}
