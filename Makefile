@@ -59,4 +59,4 @@ fuzz: deps
 # and every Swift test under AddressSanitizer.
 sanitize: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests"
-	$(SWIFT) test --sanitize=address --scratch-path .build/asan
+	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan

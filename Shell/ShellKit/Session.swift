@@ -29,12 +29,6 @@ public final class Session {
         self.clock = clock
     }
 
-    deinit {
-        // A running app process holds its plugin, which holds the device as its OS:
-        // ending the process is what lets the device go.
-        device?.powerOff()
-    }
-
     /// Handles one request line; returns the lines to write, deliveries first.
     public func handle(line: some Collection<UInt8>) -> [String] {
         var reply: JSONObject

@@ -52,6 +52,10 @@ public final class Device: PushSystem {
         state = Monitor(initial)
     }
 
+    deinit {
+        state.withLock { $0.process }?.end()
+    }
+
     // MARK: Reading
 
     public var appState: AppState { state.withLock { $0.app } }
@@ -80,8 +84,7 @@ public final class Device: PushSystem {
         state.withLock { $0.process }?.host.waitUntilIdle()
     }
 
-    /// The device goes away: the app's process ends without deliveries. The process
-    /// holds the device (as its plugin's OS), so this is also what releases the device.
+    /// The device is switched off: the app's process ends without deliveries.
     public func powerOff() {
         endProcess(next: .notRunning)
     }
@@ -393,7 +396,7 @@ public final class Device: PushSystem {
     /// Starts the app's process in `app` state; an Android token rotated meanwhile is
     /// told through `onNewToken` first, as FCM does at startup.
     private func start(_ app: AppState) -> AppProcess {
-        let process = AppProcess(system: self, core: core)
+        let process = AppProcess(system: DeviceLink(self), core: core)
         let told = state.withLock { state -> String? in
             state.process = process
             state.app = app

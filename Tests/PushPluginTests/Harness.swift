@@ -18,7 +18,8 @@ final class FakePushSystem: PushSystem {
 
     let platform: PushPlatform
     let settings = Monitor(Settings())
-    let plugin = Monitor<PushPlugin?>(nil)
+    /// Weak: the plugin holds this system, so a strong reference back would be a cycle.
+    let plugin = Monitor(WeakPlugin())
 
     init(platform: PushPlatform) { self.platform = platform }
 
@@ -30,7 +31,7 @@ final class FakePushSystem: PushSystem {
             settings.authorization = settings.userGrants ? .granted : .denied
             return settings.userGrants
         }
-        guard let plugin = plugin.withLock({ $0 }) else { return }
+        guard let plugin = plugin.withLock({ $0.value }) else { return }
         if platform == .ios {
             plugin.iosBridge.authorizationAnswered(granted: granted)
         } else {
@@ -40,7 +41,7 @@ final class FakePushSystem: PushSystem {
 
     func requestPushToken() {
         let (token, error) = settings.withLock { ($0.token, $0.registrationError) }
-        guard let plugin = plugin.withLock({ $0 }) else { return }
+        guard let plugin = plugin.withLock({ $0.value }) else { return }
         switch (platform, error) {
         case (.ios, let error?): plugin.iosBridge.didFailToRegisterForRemoteNotifications(error: error)
         case (.ios, nil): plugin.iosBridge.didRegisterForRemoteNotifications(deviceToken: hexBytes(token))
@@ -82,7 +83,7 @@ final class App: Sendable {
         self.log = log
         self.system = system
         self.plugin = plugin
-        system.plugin.withLock { $0 = plugin }
+        system.plugin.withLock { $0.value = plugin }
         host = PluginHost { delivery in log.deliveries.withLock { $0.append(delivery) } }
         try host.register(plugin)
     }
@@ -116,6 +117,11 @@ final class App: Sendable {
 
     var ios: IOSPushBridge { plugin.iosBridge }
     var android: AndroidPushBridge { plugin.androidBridge }
+}
+
+final class WeakPlugin: @unchecked Sendable {
+    // Only read and written inside the owning Monitor.
+    weak var value: PushPlugin?
 }
 
 final class DeliveryLog: Sendable {

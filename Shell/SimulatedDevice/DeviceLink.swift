@@ -1,0 +1,23 @@
+import PushPlugin
+
+/// The OS as an app process's plugin sees it: the device, held weakly. The device
+/// owns its app process, and the process's plugin needs the device as its OS;
+/// holding it weakly here keeps that from being a cycle, so a device nobody holds
+/// goes away and ends its process. Once the device is gone the app hears nothing.
+final class DeviceLink: PushSystem {
+    let platform: PushPlatform
+    private weak let device: Device?
+
+    init(_ device: Device) {
+        platform = device.platform
+        self.device = device
+    }
+
+    func notificationAuthorization() -> PushAuthorization { device?.notificationAuthorization() ?? .denied }
+    func requestNotificationAuthorization() { device?.requestNotificationAuthorization() }
+    func requestPushToken() { device?.requestPushToken() }
+    func isAppInForeground() -> Bool { device?.isAppInForeground() ?? false }
+    func post(_ notification: TrayNotification) { device?.post(notification) }
+    func lastReportedToken() -> String? { device?.lastReportedToken() }
+    func storeReportedToken(_ token: String) { device?.storeReportedToken(token) }
+}
