@@ -88,7 +88,7 @@ public final class Session {
             reply["state"] = .string(try device.forceStop().rawValue)
             endpoint.processEnded()
         case "call", "notify":
-            let host = try runningHost(device, request)
+            let host = try runningHost(device)
             let plugin = try request.string("plugin")
             let method = try request.string("method")
             let input = try request.optionalString("input") ?? ""
@@ -105,7 +105,7 @@ public final class Session {
             reply["ok"] = .bool(answer.ok)
             reply["output"] = .string(answer.output)
         case "subscribe":
-            let host = try runningHost(device, request)
+            let host = try runningHost(device)
             let key = try request.string("key")
             let plugin = try request.string("plugin")
             let stream = try request.string("stream")
@@ -113,7 +113,7 @@ public final class Session {
             endpoint.subscribed(key)
             try host.subscribe(key: key, plugin: plugin, stream: stream, input: input)
         case "unsubscribe":
-            let host = try runningHost(device, request)
+            let host = try runningHost(device)
             let key = try request.string("key")
             host.unsubscribe(key: key)
             endpoint.unsubscribed(key)
@@ -206,7 +206,7 @@ public final class Session {
         reply["bundle"] = .string(bundle)
     }
 
-    private func runningHost(_ device: Device, _ request: Request) throws -> PluginHost {
+    private func runningHost(_ device: Device) throws -> PluginHost {
         guard let host = device.host else {
             throw DeviceRefusal("the app is not running: launch it first (the core lives in the app's process)")
         }

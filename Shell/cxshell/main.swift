@@ -1,7 +1,6 @@
 import Foundation
 
 /// cxshell: the Linux headless shell. Subcommands: serve, test, run.
-let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     usage: cxshell <command> [arguments]
 
@@ -16,37 +15,27 @@ let usage = """
     `cxshell <command> --help` describes a command. Docs/Shell.md has the details.
     """
 
-func wantsHelp(_ rest: [String]) -> Bool { rest.contains("--help") || rest.contains("-h") }
+/// Each command's help text and what it runs with the rest of the arguments.
+let commands: [String: (help: String, run: ([String]) -> Int32)] = [
+    "serve": (Serve.help, { _ in Serve.run() }),
+    "test": (ScenarioCommands.testHelp, ScenarioCommands.test),
+    "run": (ScenarioCommands.runHelp, ScenarioCommands.run),
+]
 
+let arguments = Array(CommandLine.arguments.dropFirst())
+let rest = Array(arguments.dropFirst())
 let status: Int32
-switch arguments.first {
-case "serve":
-    if wantsHelp(Array(arguments.dropFirst())) {
-        print(Serve.help)
+if let name = arguments.first, let command = commands[name] {
+    if rest.contains("--help") || rest.contains("-h") {
+        print(command.help)
         status = 0
     } else {
-        status = Serve.run()
+        status = command.run(rest)
     }
-case "test":
-    let rest = Array(arguments.dropFirst())
-    if wantsHelp(rest) {
-        print(ScenarioCommands.testHelp)
-        status = 0
-    } else {
-        status = ScenarioCommands.test(rest)
-    }
-case "run":
-    let rest = Array(arguments.dropFirst())
-    if wantsHelp(rest) {
-        print(ScenarioCommands.runHelp)
-        status = 0
-    } else {
-        status = ScenarioCommands.run(rest)
-    }
-case "--help", "-h", "help":
+} else if ["--help", "-h", "help"].contains(arguments.first) {
     print(usage)
     status = 0
-default:
+} else {
     FileHandle.standardError.write(Data((usage + "\n").utf8))
     status = 2
 }
