@@ -2,13 +2,11 @@ import CXHost
 import OrderedJSON
 
 /// The core's end of the app's host, as the shell plays it: stream deliveries become
-/// output lines, call answers wait for the request's reply, and the live keys are
-/// tracked for `state`.
+/// output lines, and call answers wait for the request's reply.
 final class CoreEndpoint: Sendable {
     private struct Log {
         var lines: [String] = []
         var answers: [CallID: PluginResponse] = [:]
-        var keys: [String] = []
     }
 
     private let log = Monitor(Log())
@@ -27,7 +25,6 @@ final class CoreEndpoint: Sendable {
                     .compactText)
             case .end(let key):
                 log.lines.append(JSONObject([("delivery", .string(key)), ("end", true)]).compactText)
-                log.keys.removeAll { $0 == key }
             }
         }
     }
@@ -43,23 +40,8 @@ final class CoreEndpoint: Sendable {
         log.withLock { $0.answers.removeValue(forKey: id) }
     }
 
-    func subscribed(_ key: String) {
-        log.withLock { log in
-            if !log.keys.contains(key) { log.keys.append(key) }
-        }
-    }
-
-    func unsubscribed(_ key: String) {
-        log.withLock { $0.keys.removeAll { $0 == key } }
-    }
-
-    /// The app's process ended: its subscriptions and pending answers are gone.
+    /// The app's process ended: answers it still owed are gone with it.
     func processEnded() {
-        log.withLock { log in
-            log.keys.removeAll()
-            log.answers.removeAll()
-        }
+        log.withLock { $0.answers.removeAll() }
     }
-
-    var keys: [String] { log.withLock { $0.keys } }
 }

@@ -110,13 +110,11 @@ public final class Session {
             let plugin = try request.string("plugin")
             let stream = try request.string("stream")
             let input = try request.optionalString("input") ?? ""
-            endpoint.subscribed(key)
             try host.subscribe(key: key, plugin: plugin, stream: stream, input: input)
         case "unsubscribe":
             let host = try runningHost(device)
             let key = try request.string("key")
             host.unsubscribe(key: key)
-            endpoint.unsubscribed(key)
         case "apns":
             try requirePlatform(.ios, device, request)
             let body = try request.body("body")
@@ -184,7 +182,7 @@ public final class Session {
             reply["platform"] = .string(device.platform.rawValue)
             reply["permission"] = .string(device.authorization.rawValue)
             reply["token"] = device.token.map(JSON.string) ?? .null
-            reply["subscriptions"] = .array((device.appState.isRunning ? endpoint.keys : []).map(JSON.string))
+            reply["subscriptions"] = .array((device.host?.subscribedKeys ?? []).map(JSON.string))
             reply["buffered"] = .integer(Int64(buffer.buffered))
             reply["dropped_taps"] = .integer(Int64(buffer.droppedTaps))
         }

@@ -32,7 +32,6 @@ public final class Device: PushSystem {
         var droppedTapsInEndedProcesses = 0
         /// Set while the plugin posts during one push, for the push's outcome.
         var lastPost: (id: String, replaced: Bool)?
-        var lastPostRefused = false
         var nextMessage = 1
         var ids = IDGenerator()
 
@@ -378,10 +377,7 @@ public final class Device: PushSystem {
 
     public func post(_ notification: TrayNotification) {
         state.withLock { state in
-            guard state.authorization == .granted else {
-                state.lastPostRefused = true
-                return
-            }
+            guard state.authorization == .granted else { return }
             state.lastPost = state.tray.post(
                 title: notification.title, body: notification.body, collapseKey: notification.tag,
                 content: .android(extras: notification.intentExtras))
@@ -423,14 +419,12 @@ public final class Device: PushSystem {
 
     /// Runs `body` and reports what the plugin posted while it ran.
     private func postedDuring(_ body: () -> Void) -> PushOutcome.Posted {
-        state.withLock {
-            $0.lastPost = nil
-            $0.lastPostRefused = false
-        }
+        state.withLock { $0.lastPost = nil }
         body()
         return state.withLock { state in
             if let post = state.lastPost { return PushOutcome.Posted(id: post.id, replaced: post.replaced) }
-            return PushOutcome.Posted(id: nil, replaced: false, refused: state.lastPostRefused)
+            // The plugin always posts; nothing landed only because notifications are not allowed.
+            return PushOutcome.Posted(id: nil, replaced: false, refused: state.authorization != .granted)
         }
     }
 

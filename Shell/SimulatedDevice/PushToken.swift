@@ -1,12 +1,17 @@
 /// Push tokens and ids shaped as the real services issue them, from one fast
 /// generator per device. They must be unique, not secret: SplitMix64 seeded once
 /// from the system's source is plenty, and far cheaper than a system call per byte.
-struct IDGenerator {
+struct IDGenerator: RandomNumberGenerator {
     private var state: UInt64
 
     init() {
         var system = SystemRandomNumberGenerator()
         state = system.next()
+    }
+
+    /// A fixed sequence, for tests that must replay an input.
+    init(seed: UInt64) {
+        state = seed
     }
 
     mutating func next() -> UInt64 {

@@ -18,6 +18,12 @@ final class CDevice: Sendable {
         queue.setSpecific(key: Self.queueKey, value: true)
     }
 
+    static func from(_ handle: OpaquePointer?) throws(CXFailure) -> CDevice {
+        guard handle != nil else { throw CXFailure(CX_ERR_NULL) }
+        guard case .device(let device)? = handles.entry(handle) else { throw CXFailure(CX_ERR_BAD_HANDLE) }
+        return device
+    }
+
     /// True on any device's delivery thread, where waiting for deliveries would wait for itself.
     static var isOnDeliveryThread: Bool { DispatchQueue.getSpecific(key: queueKey) == true }
 

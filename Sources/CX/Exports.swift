@@ -28,7 +28,7 @@ public func cxCall(
         do throws(HostError) {
             try host.host.call(plugin, op, input: input, id: CallID(rawValue: requestID))
         } catch {
-            throw CXFailure(error == .shutDown ? CX_ERR_SHUT_DOWN : CX_ERR_DUPLICATE_ID)
+            throw CXFailure(error)
         }
     }
 }
@@ -43,7 +43,7 @@ public func cxNotify(
         let plugin = try text(plugin, pluginLength).get()
         let op = try text(op, opLength).get()
         let input = try text(input, inputLength).get()
-        do { try host.host.notify(plugin, op, input: input) } catch { throw CXFailure(CX_ERR_SHUT_DOWN) }
+        do throws(HostError) { try host.host.notify(plugin, op, input: input) } catch { throw CXFailure(error) }
     }
 }
 
@@ -59,10 +59,10 @@ public func cxSubscribe(
         let plugin = try text(plugin, pluginLength).get()
         let stream = try text(stream, streamLength).get()
         let input = try text(input, inputLength).get()
-        do {
+        do throws(HostError) {
             try host.host.subscribe(key: key, plugin: plugin, stream: stream, input: input)
         } catch {
-            throw CXFailure(CX_ERR_SHUT_DOWN)
+            throw CXFailure(error)
         }
     }
 }
@@ -118,7 +118,7 @@ public func cxRegisterPlugin(
         do throws(HostError) {
             try host.host.register(wrapper)
         } catch {
-            throw CXFailure(error == .shutDown ? CX_ERR_SHUT_DOWN : CX_ERR_DUPLICATE_PLUGIN)
+            throw CXFailure(error)
         }
         host.plugins.withLock { $0.append(wrapper) }
     }
@@ -196,8 +196,8 @@ public func cxDeviceRequest(
     _ reply: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ replyLength: UnsafeMutablePointer<Int>?
 ) -> cx_status {
     status { () throws(CXFailure) in
-        guard handle != nil, let reply, let replyLength else { throw CXFailure(CX_ERR_NULL) }
-        guard case .device(let device)? = handles.entry(handle) else { throw CXFailure(CX_ERR_BAD_HANDLE) }
+        guard let reply, let replyLength else { throw CXFailure(CX_ERR_NULL) }
+        let device = try CDevice.from(handle)
         guard lineLength >= 0 else { throw CXFailure(CX_ERR_INVALID_ARGUMENT) }
         guard line != nil || lineLength == 0 else { throw CXFailure(CX_ERR_NULL) }
         if CDevice.isOnDeliveryThread { throw CXFailure(CX_ERR_IN_CALLBACK) }
@@ -220,8 +220,7 @@ public func cxDeviceRequest(
 @_cdecl("cx_device_destroy")
 public func cxDeviceDestroy(_ handle: OpaquePointer?) -> cx_status {
     status { () throws(CXFailure) in
-        guard handle != nil else { throw CXFailure(CX_ERR_NULL) }
-        guard case .device? = handles.entry(handle) else { throw CXFailure(CX_ERR_BAD_HANDLE) }
+        _ = try CDevice.from(handle)
         if CDevice.isOnDeliveryThread { throw CXFailure(CX_ERR_IN_CALLBACK) }
         handles.remove(handle)
     }

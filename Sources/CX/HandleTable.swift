@@ -100,6 +100,15 @@ func text(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> Result<String, CXF
 struct CXFailure: Error {
     let status: cx_status
     init(_ status: cx_status) { self.status = status }
+
+    /// The status that answers each synchronous host error.
+    init(_ error: HostError) {
+        switch error {
+        case .shutDown: status = CX_ERR_SHUT_DOWN
+        case .duplicatePlugin: status = CX_ERR_DUPLICATE_PLUGIN
+        case .duplicateCallID: status = CX_ERR_DUPLICATE_ID
+        }
+    }
 }
 
 /// Runs `body`, turning a `CXFailure` into its status and success into CX_OK.

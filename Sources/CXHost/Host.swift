@@ -63,6 +63,13 @@ public final class PluginHost: Sendable {
         core.unsubscribe(key: key)
     }
 
+    /// The keys the core currently holds a stream under, oldest subscription first: a
+    /// key is here from `subscribe` until `unsubscribe`, or until the plugin's end has
+    /// been delivered. Empty after shutdown.
+    public var subscribedKeys: [String] {
+        core.subscribedKeys
+    }
+
     /// Blocks until the host is idle (H-6): every request dispatched so far has
     /// returned from its plugin and every delivery produced so far has been made.
     /// A call a plugin holds open for later is not waited for.

@@ -153,6 +153,13 @@ final class HostCore: Sendable {
         monitor.withLock { $0.isClosed = true }
     }
 
+    /// The keys the core holds, oldest subscription first (generations only grow).
+    var subscribedKeys: [String] {
+        monitor.withLock { state in
+            state.keyGenerations.sorted { $0.value < $1.value }.map(\.key)
+        }
+    }
+
     @discardableResult
     func waitUntilIdle() -> Bool {
         // Most waits are a few microseconds (one request's deliveries). Checking a few

@@ -86,6 +86,20 @@ import Testing
         #expect(recorder.items("k").isEmpty)
     }
 
+    @Test func H_4_subscribedKeysFollowSubscribeUnsubscribeAndPluginEnds() throws {
+        let (host, _) = try makeHost()
+        try host.subscribe(key: "a", plugin: "echo", stream: "echoes")
+        try host.subscribe(key: "b", plugin: "echo", stream: "echoes")
+        try host.subscribe(key: "c", plugin: "echo", stream: "count", input: "1")
+        host.waitUntilIdle()
+        #expect(host.subscribedKeys == ["a", "b"])  // c ended by the plugin, its end delivered
+        host.unsubscribe(key: "a")
+        try host.subscribe(key: "a", plugin: "echo", stream: "echoes")
+        #expect(host.subscribedKeys == ["b", "a"])
+        host.shutdown()
+        #expect(host.subscribedKeys.isEmpty)
+    }
+
     @Test func H_4_unsubscribingAnUnknownKeyIsANoOp() throws {
         let (host, recorder) = try makeHost()
         host.unsubscribe(key: "never")

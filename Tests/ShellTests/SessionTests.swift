@@ -3,6 +3,8 @@ import OrderedJSON
 import ShellKit
 import Testing
 
+@testable import SimulatedDevice
+
 @Suite struct SessionTests {
     /// Every line gets exactly one reply, last, whose first key is "reply".
     func expectOneReply(_ output: [String]) {
@@ -19,7 +21,7 @@ import Testing
 
     @Test func thousandsOfRandomLinesNeverStopTheShell() {
         let session = Session()
-        var generator = SeededGenerator(seed: 0x5EED)
+        var generator = IDGenerator(seed: 0x5EED)  // replayable
         let ops = ["device", "launch", "kill", "tap", "apns", "fcm", "simctl", "call", "subscribe", "state", "nope"]
         let fragments = [
             "{", "}", "[", "]", "\"op\":", "\"id\":", ",", "null", "1e400", "-0", "\"\\u0000\"", "\"platform\":\"ios\"",
@@ -84,18 +86,5 @@ import Testing
                 text.replacingOccurrences(of: pattern, with: "<generated>", options: .regularExpression)
             }
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing input can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
