@@ -1,6 +1,14 @@
 /// FCM topic conditions: `'a' in topics && ('b' in topics || !('c' in topics))`,
 /// with at most five topics.
+///
+/// The parser recurses once per parenthesis or `!`, so both are bounded before they
+/// can exhaust a stack: a sixth topic or a nesting past `maxNesting` stops it at once.
 public enum FCMCondition {
+    /// Five topics need no more than a handful of levels; 32 leaves room for any
+    /// honest spelling (`!(!('a' in topics))`) and is shallow on the smallest stack.
+    public static let maxNesting = 32
+    public static let maxTopics = 5
+
     /// The topics a well-formed condition names, or an error that says what is wrong.
     public static func topics(in condition: String) -> Result<[String], FCMError> {
         var parser = Parser(bytes: Array(condition.utf8))
@@ -11,10 +19,6 @@ public enum FCMCondition {
         } catch {
             return .failure(error)
         }
-        guard parser.topics.count <= 5 else {
-            return .failure(
-                .invalidArgument("Invalid condition: at most 5 topics are allowed, got \(parser.topics.count)"))
-        }
         return .success(parser.topics)
     }
 
@@ -22,6 +26,7 @@ public enum FCMCondition {
         let bytes: [UInt8]
         var index = 0
         var topics: [String] = []
+        var nesting = 0
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -54,13 +59,22 @@ public enum FCMCondition {
         }
 
         mutating func unary() throws(FCMError) {
-            if take("!") { return try unary() }
+            if take("!") { return try nested { parser throws(FCMError) in try parser.unary() } }
             if take("(") {
-                try expression()
+                try nested { parser throws(FCMError) in try parser.expression() }
                 guard take(")") else { throw error("missing )") }
                 return
             }
             try topic()
+        }
+
+        mutating func nested(_ body: (inout Parser) throws(FCMError) -> Void) throws(FCMError) {
+            nesting += 1
+            guard nesting <= FCMCondition.maxNesting else {
+                throw error("nesting is deeper than \(FCMCondition.maxNesting) levels")
+            }
+            try body(&self)
+            nesting -= 1
         }
 
         mutating func topic() throws(FCMError) {
@@ -78,6 +92,10 @@ public enum FCMCondition {
             guard FCMRequest.isTopicName(name) else { throw error("malformed topic name '\(name)'") }
             guard take("in"), take("topics") else { throw error("expected 'in topics'") }
             topics.append(name)
+            guard topics.count <= FCMCondition.maxTopics else {
+                throw .invalidArgument(
+                    "Invalid condition: at most \(FCMCondition.maxTopics) topics are allowed; topic \(topics.count) is '\(name)'")
+            }
         }
     }
 }

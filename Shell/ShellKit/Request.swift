@@ -14,13 +14,14 @@ struct Request {
 
     init(line: some Collection<UInt8>, maxBytes: Int) throws(Invalid) {
         guard line.count <= maxBytes else {
-            throw Invalid(id: nil, message: "the line is \(line.count) bytes; the limit is \(maxBytes)")
+            throw Invalid(
+                id: Self.salvageID(line), message: "the line is \(line.count) bytes; the limit is \(maxBytes)")
         }
         let value: JSON
         do {
             value = try JSON.parse(line)
         } catch {
-            throw Invalid(id: nil, message: "the line is not JSON: \(error)")
+            throw Invalid(id: Self.salvageID(line), message: "the line is not JSON: \(error)")
         }
         guard let fields = value.objectValue else {
             throw Invalid(id: nil, message: "a request must be a JSON object, not \(value.typeName)")
@@ -77,10 +78,88 @@ struct Request {
         for (name, value) in object {
             switch value {
             case .string(let text): headers[name.lowercased()] = text
-            case .integer(let number): headers[name.lowercased()] = String(number)
+            case .number(let number) where number.isInteger: headers[name.lowercased()] = number.text
             default: throw invalid("header \"\(name)\" must be a string, not \(value.typeName)")
             }
         }
         return headers
+    }
+
+    /// The `"id"` of a line that could not be parsed, when it can still be read: a
+    /// top-level `"id"` member whose value is itself valid JSON. Lets a driver match
+    /// the refusal to its request. `null` when there is none.
+    static func salvageID(_ line: some Collection<UInt8>) -> JSON {
+        let bytes = Array(line.prefix(maxSalvageBytes))
+        var index = 0
+        var depth = 0
+        func skipString() {
+            index += 1
+            while index < bytes.count && bytes[index] != UInt8(ascii: "\"") {
+                index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+            }
+            index += 1
+        }
+        func skipSpace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                index += 1
+            case UInt8(ascii: "\""):
+                let start = index
+                skipString()
+                guard depth == 1, bytes[start..<min(index, bytes.count)].elementsEqual(#""id""#.utf8) else { continue }
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { continue }
+                index += 1
+                skipSpace()
+                return value(startingAt: index, in: bytes) ?? .null
+            default:
+                index += 1
+            }
+        }
+        return .null
+    }
+
+    /// An id is small; a refused line is not searched past this.
+    static let maxSalvageBytes = 64 << 10
+
+    /// The shortest prefix of `bytes[start...]` that parses as one JSON value.
+    private static func value(startingAt start: Int, in bytes: [UInt8]) -> JSON? {
+        var end = start
+        var depth = 0
+        var inString = false
+        while end < bytes.count {
+            let byte = bytes[end]
+            end += 1
+            if inString {
+                if byte == UInt8(ascii: "\\") {
+                    end += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                    if depth == 0 { break }
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth <= 0 {
+                    if depth < 0 { end -= 1 }
+                    return try? JSON.parse(bytes[start..<end])
+                }
+            case UInt8(ascii: ","):
+                if depth == 0 { return try? JSON.parse(bytes[start..<end - 1]) }
+            default: break
+            }
+        }
+        return try? JSON.parse(bytes[start..<min(end, bytes.count)])
     }
 }

@@ -1,13 +1,26 @@
 import CJansson
 
-/// Limits on what `JSON.parse` accepts. Depth is bounded by jansson itself (2048).
+/// Limits on what `JSON.parse` accepts.
 public struct JSONLimits: Sendable, Equatable {
     /// The largest input, in bytes.
     public var maxBytes: Int
+    /// The deepest nesting of arrays and objects. Every walk over a `JSON` value
+    /// (conversion, comparison, hashing, writing, scenario matching) recurses once
+    /// per level, so this bound is what keeps them all within a thread's stack.
+    public var maxDepth: Int
 
-    public init(maxBytes: Int) {
+    public init(maxBytes: Int, maxDepth: Int = JSONLimits.defaultMaxDepth) {
         self.maxBytes = maxBytes
+        self.maxDepth = min(maxDepth, JSONLimits.janssonMaxDepth)
     }
+
+    /// 128 levels: far past any real payload (a 4 KB push), and shallow enough that
+    /// every walk over the value fits in a 256 KiB thread stack even in a debug build
+    /// (the C ABI states that minimum; see Docs/JSON.md).
+    public static let defaultMaxDepth = 128
+
+    /// jansson's own compiled-in limit, which no caller can raise.
+    public static let janssonMaxDepth = 2048
 
     /// 16 MiB: far above any push payload, low enough that a hostile input cannot
     /// make the parser allocate without bound.
@@ -17,10 +30,10 @@ public struct JSONLimits: Sendable, Equatable {
 extension JSON {
     /// Parses one JSON value (any type at the root) from UTF-8 bytes.
     ///
-    /// Rejects, with the line and column: empty input, input over `limits.maxBytes`,
-    /// invalid UTF-8, truncated input, trailing garbage, nesting past 2048,
-    /// integers outside 64 bits (never rounded), and duplicate object keys
-    /// (which would otherwise lose a value silently). `\u0000` is accepted.
+    /// Numbers keep their exact text, of any size. Rejects, with the line and column:
+    /// empty input, input over `limits.maxBytes`, nesting past `limits.maxDepth`,
+    /// invalid UTF-8, truncated input, trailing garbage, and duplicate object keys
+    /// (which would otherwise lose a value silently). `\u0000` is accepted in values.
     public static func parse(
         _ bytes: some Collection<UInt8>, limits: JSONLimits = .default
     ) throws(JSONError) -> JSON {
@@ -44,6 +57,11 @@ extension JSON {
         try parse(text.utf8, limits: limits)
     }
 
+    /// jansson parses; the numbers' text comes from the input itself. jansson would
+    /// turn every number into an int64 or a double (and refuse larger integers), so
+    /// each valid number is handed to it as `0` padded with spaces (lines and columns
+    /// stay where they were), and the tree is read back with the original lexemes in
+    /// document order, which is jansson's order too (objects keep insertion order).
     private static func parseContiguous(
         _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits
     ) throws(JSONError) -> JSON {
@@ -55,18 +73,137 @@ extension JSON {
         if buffer.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             throw JSONError(kind: .empty, line: 1, column: 1, reason: "the input is empty")
         }
+        let scan = try Lexemes.scan(buffer, maxDepth: limits.maxDepth)
+        guard !scan.numbers.isEmpty, scan.allNumbersValid else {
+            let root = try load(buffer)
+            defer { cx_json_release(root) }
+            var reader = TreeReader(source: buffer, numbers: [])
+            return reader.read(root)
+        }
+        var masked = Array(buffer)
+        for number in scan.numbers {
+            masked[number.start] = UInt8(ascii: "0")
+            for index in number.start + 1..<number.start + number.length { masked[index] = 0x20 }
+        }
+        let loaded = masked.withUnsafeBufferPointer { masked -> Result<UnsafeMutablePointer<json_t>, JSONError> in
+            do throws(JSONError) { return .success(try load(masked)) } catch { return .failure(error) }
+        }
+        let root: UnsafeMutablePointer<json_t>
+        switch loaded {
+        case .success(let loaded): root = loaded
+        case .failure(let maskedError):
+            // At the same place, the original text's error names the token as written.
+            do throws(JSONError) { cx_json_release(try load(buffer)) } catch {
+                if error.line == maskedError.line && error.column == maskedError.column { throw error }
+            }
+            throw maskedError
+        }
+        defer { cx_json_release(root) }
+        var reader = TreeReader(source: buffer, numbers: scan.numbers)
+        let value = reader.read(root)
+        guard reader.nextNumber == scan.numbers.count else {
+            throw JSONError(kind: .syntax, line: 1, column: 1, reason: "the numbers could not be matched to the text")
+        }
+        return value
+    }
+
+    private static func load(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONError) -> UnsafeMutablePointer<json_t> {
         var error = json_error_t()
         let flags = Int(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL)
         let root = buffer.withMemoryRebound(to: CChar.self) { chars in
             json_loadb(chars.baseAddress, chars.count, flags, &error)
         }
         guard let root else { throw JSONError(jansson: error) }
-        defer { cx_json_release(root) }
-        return JSON(borrowing: root)
+        return root
+    }
+}
+
+/// One pass over the input, outside strings: where each number is, and whether
+/// nesting stays within the limit (checked before jansson or any recursion runs).
+struct Lexemes {
+    struct Number {
+        let start: Int
+        let length: Int
     }
 
-    /// Converts a jansson tree (borrowed: the caller keeps its reference).
-    init(borrowing node: UnsafeMutablePointer<json_t>) {
+    var numbers: [Number] = []
+    /// False when something number-like is not a valid number; jansson then parses
+    /// the text as it is and reports the error.
+    var allNumbersValid = true
+
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONError) -> Lexemes {
+        var result = Lexemes()
+        var depth = 0
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                while index < count {
+                    let inner = bytes[index]
+                    if inner == UInt8(ascii: "\\") {
+                        index += 2
+                    } else if inner == UInt8(ascii: "\"") {
+                        break
+                    } else {
+                        index += 1
+                    }
+                }
+                index += 1
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > maxDepth {
+                    let (line, column) = position(of: index, in: bytes)
+                    throw JSONError(
+                        kind: .tooDeep, line: line, column: column,
+                        reason: "nesting is deeper than \(maxDepth) levels")
+                }
+                index += 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                index += 1
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if let length = JSONNumber.numberLength(bytes, from: index) {
+                    result.numbers.append(Number(start: index, length: length))
+                    index += length
+                } else {
+                    result.allNumbersValid = false
+                    index += 1
+                }
+            default:
+                index += 1
+            }
+        }
+        return result
+    }
+
+    /// 1-based line and column (in bytes) of `offset`.
+    static func position(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {
+        var line = 1
+        var lineStart = 0
+        for index in 0..<offset where bytes[index] == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        return (line, offset - lineStart + 1)
+    }
+}
+
+/// Converts a jansson tree (borrowed: the caller keeps its reference), taking each
+/// number's text from the source in document order.
+struct TreeReader {
+    let source: UnsafeBufferPointer<UInt8>
+    let numbers: [Lexemes.Number]
+    var nextNumber = 0
+
+    init(source: UnsafeBufferPointer<UInt8>, numbers: [Lexemes.Number]) {
+        self.source = source
+        self.numbers = numbers
+    }
+
+    mutating func read(_ node: UnsafeMutablePointer<json_t>) -> JSON {
         switch cx_json_type(node) {
         case JSON_OBJECT:
             var object = JSONObject()
@@ -76,33 +213,42 @@ extension JSON {
                     decoding: UnsafeRawBufferPointer(
                         start: json_object_iter_key(current), count: json_object_iter_key_len(current)),
                     as: UTF8.self)
-                object.appendUnique(key, JSON(borrowing: json_object_iter_value(current)))
+                object.appendUnique(key, read(json_object_iter_value(current)))
                 iterator = json_object_iter_next(node, current)
             }
-            self = .object(object)
+            return .object(object)
         case JSON_ARRAY:
             let count = json_array_size(node)
             var elements: [JSON] = []
             elements.reserveCapacity(count)
             for index in 0..<count {
-                elements.append(JSON(borrowing: json_array_get(node, index)))
+                elements.append(read(json_array_get(node, index)))
             }
-            self = .array(elements)
+            return .array(elements)
         case JSON_STRING:
-            self = .string(
+            return .string(
                 String(
                     decoding: UnsafeRawBufferPointer(start: json_string_value(node), count: json_string_length(node)),
                     as: UTF8.self))
-        case JSON_INTEGER:
-            self = .integer(Int64(json_integer_value(node)))
-        case JSON_REAL:
-            self = .real(json_real_value(node))
+        case JSON_INTEGER, JSON_REAL:
+            guard nextNumber < numbers.count else {
+                // Unreachable when the scan saw the same text jansson did; the caller
+                // checks the count and refuses the input.
+                nextNumber += 1
+                return .integer(Int64(json_integer_value(node)))
+            }
+            let number = numbers[nextNumber]
+            nextNumber += 1
+            let text = String(
+                decoding: UnsafeBufferPointer(rebasing: source[number.start..<number.start + number.length]),
+                as: UTF8.self)
+            return .number(JSONNumber(validatedText: text))
         case JSON_TRUE:
-            self = .bool(true)
+            return .bool(true)
         case JSON_FALSE:
-            self = .bool(false)
+            return .bool(false)
         default:
-            self = .null
+            return .null
         }
     }
 }
@@ -117,17 +263,9 @@ extension JSONError {
         case json_error_premature_end_of_input: kind = .truncated
         case json_error_end_of_input_expected: kind = .trailingGarbage
         case json_error_duplicate_key: kind = .duplicateKey
-        case json_error_numeric_overflow:
-            kind = reason.contains("integer") ? .integerOverflow : .syntax
         case json_error_stack_overflow: kind = .tooDeep
         default: kind = reason.contains("maximum parsing depth") ? .tooDeep : .syntax
         }
-        let friendly =
-            switch kind {
-            case .integerOverflow: "an integer does not fit in 64 bits (\(reason))"
-            case .tooDeep: "nesting is deeper than 2048 levels (\(reason))"
-            default: reason
-            }
-        self.init(kind: kind, line: Int(error.line), column: Int(error.column), reason: friendly)
+        self.init(kind: kind, line: Int(error.line), column: Int(error.column), reason: reason)
     }
 }

@@ -18,8 +18,7 @@ extension JSON {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): JSON.writeInteger(value, to: &output)
-        case .real(let value): output.append(contentsOf: JSON.realText(value).utf8)
+        case .number(let number): output.append(contentsOf: number.text.utf8)
         case .string(let value): JSON.writeString(value, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
@@ -31,21 +30,6 @@ extension JSON {
         case .object(let object):
             object.write(to: &output)
         }
-    }
-
-    /// The shortest text that reads back as the same double. JSON has no NaN or
-    /// infinity (the parser never produces them); they are written as `null`.
-    static func realText(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        return value.description
-    }
-
-    static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
-        if value >= 0 && value < 10 {
-            output.append(UInt8(ascii: "0") + UInt8(value))
-            return
-        }
-        output.append(contentsOf: String(value).utf8)
     }
 
     /// Writes `value` as a quoted JSON string.

@@ -1,14 +1,10 @@
 /// A JSON value that keeps what the contract promises to keep: object keys in their
-/// original order, integers as exact 64-bit values, and strings byte for byte
-/// (NUL and non-ASCII included).
-///
-/// Reals are IEEE doubles; they serialize in the shortest form that reads back as
-/// the same double (so `9.99` stays `9.99`, while `1E2` becomes `100.0`).
+/// original order, numbers as their exact text (any size, any spelling: `1.50`,
+/// `1E2`, `-0`, 2^64−1), and strings byte for byte (NUL and non-ASCII included).
 public enum JSON: Sendable, Hashable {
     case null
     case bool(Bool)
-    case integer(Int64)
-    case real(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSON])
     case object(JSONObject)
@@ -27,10 +23,21 @@ extension JSON {
         return nil
     }
 
-    /// The integer, when this value is an integer.
-    public var integerValue: Int64? {
-        if case .integer(let value) = self { return value }
+    /// A number made from a 64-bit integer.
+    public static func integer(_ value: Int64) -> JSON { .number(JSONNumber(value)) }
+
+    /// A number made from a double, in its shortest round-trip text.
+    public static func real(_ value: Double) -> JSON { .number(JSONNumber(value)) }
+
+    /// The number, when this value is a number.
+    public var numberValue: JSONNumber? {
+        if case .number(let value) = self { return value }
         return nil
+    }
+
+    /// The integer, when this value is a number written as an integer that fits in 64 bits.
+    public var integerValue: Int64? {
+        numberValue?.int64Value
     }
 
     /// The elements, when this value is an array.
@@ -44,8 +51,7 @@ extension JSON {
         switch self {
         case .null: "null"
         case .bool: "boolean"
-        case .integer: "integer"
-        case .real: "number"
+        case .number(let number): number.isInteger ? "integer" : "number"
         case .string: "string"
         case .array: "array"
         case .object: "object"

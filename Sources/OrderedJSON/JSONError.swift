@@ -8,10 +8,8 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
         case empty
         /// The input is longer than the limit the caller set.
         case tooLarge(bytes: Int, limit: Int)
-        /// Nesting deeper than jansson's limit.
+        /// Nesting deeper than the limit the caller set.
         case tooDeep
-        /// An integer outside the signed 64-bit range.
-        case integerOverflow
         /// Bytes that are not UTF-8.
         case invalidUTF8
         /// The input ends inside a value.

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import OrderedJSON
@@ -11,29 +12,56 @@ import Testing
         #expect(value.compactText == text)
     }
 
-    @Test func sixtyFourBitExtremesAreExact() throws {
-        let text = #"[9223372036854775807,-9223372036854775808,9007199254740993,0,-1]"#
-        let value = try JSON.parse(text: text)
-        #expect(value == [.integer(.max), .integer(.min), .integer(9_007_199_254_740_993), 0, -1])
-        #expect(value.compactText == text)
+    /// Numbers that a double or an Int64 would change: each must come out exactly as
+    /// it went in, at the root, in an array and in an object.
+    static let awkwardNumbers = [
+        "0", "-0", "-0.0", "0.0", "1.50", "1E2", "1e2", "1E+2", "1e-2", "1.5e300", "1.5E-300", "5e-324",
+        "2.5e-7", "9.99", "0.1", "100", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+        "-9223372036854775809", "18446744073709551615", "18446744073709551616", "123456789012345678901234567890",
+        "123456789012345678.0", "9007199254740993", "9007199254740993.0", "1e400", "-1e400", "1e-400",
+        "0.30000000000000004", "3.141592653589793238462643383279502884197", "1" + String(repeating: "0", count: 400),
+    ]
+
+    @Test(arguments: awkwardNumbers)
+    func numbersKeepTheirExactText(number: String) throws {
+        for text in [number, "[\(number)]", #"{"k":\#(number),"n":[\#(number),\#(number)]}"#, " \(number) "] {
+            let value = try JSON.parse(text: text)
+            #expect(value.compactText == text.trimmingCharacters(in: .whitespaces), "\(text)")
+        }
     }
 
-    @Test(arguments: ["9223372036854775808", "-9223372036854775809", #"{"id":123456789012345678901234567890}"#])
-    func integerBeyondSixtyFourBitsIsAClearError(text: String) {
+    @Test func numbersAreReadInDocumentOrderAcrossNesting() throws {
+        let text = #"{"a":[1,{"b":2.0,"c":[3e3,{"d":-4}]},5],"e":"6 7 -8","f":{"g":9,"h":[10.10]},"i":11}"#
+        let value = try JSON.parse(text: text)
+        #expect(value.compactText == text)
+        #expect(value["a"]?.arrayValue?[1]["c"]?.arrayValue?[0] == .number(JSONNumber(text: "3e3")!))
+        #expect(value["e"] == "6 7 -8")
+    }
+
+    @Test func integersInSixtyFourBitsAreStillReadableAsIntegers() throws {
+        let value = try JSON.parse(text: #"[9223372036854775807,-9223372036854775808,1.0,18446744073709551615]"#)
+        let numbers = try #require(value.arrayValue).map { $0.numberValue }
+        #expect(numbers[0]?.int64Value == .max)
+        #expect(numbers[1]?.int64Value == .min)
+        #expect(numbers[2]?.int64Value == nil && numbers[2]?.doubleValue == 1.0)
+        #expect(numbers[3]?.int64Value == nil && numbers[3]?.isInteger == true)
+    }
+
+    @Test(arguments: ["01", "1.", ".5", "+1", "1e", "1e+", "-", "--1", "1.e5", "0x10", "NaN", "Infinity", "-Infinity", "1.5.3", "[1 2]", "[-]"])
+    func malformedNumbersAreRejectedWithAPosition(text: String) {
         #expect {
             _ = try JSON.parse(text: text)
         } throws: { error in
             let error = error as! JSONError
-            return error.kind == .integerOverflow && error.description.contains("64 bits")
-                && error.description.contains("line 1, column")
+            return error.line == 1 && error.column > 0
         }
+        #expect(JSONNumber(text: text) == nil)
     }
 
-    @Test func realsRoundTripInShortestForm() throws {
-        let value = try JSON.parse(text: "[9.99,0.1,1.5,-0.0,1e300,5e-324,1E2,2.5e-7]")
-        #expect(value.compactText == "[9.99,0.1,1.5,-0.0,1e+300,5e-324,100.0,2.5e-07]")
-        let again = try JSON.parse(text: value.compactText)
-        #expect(again == value)
+    @Test func numbersMadeFromSwiftValuesAreValidJSON() throws {
+        for number in [JSONNumber(Int64.min), JSONNumber(0.1), JSONNumber(1e300), JSONNumber(-0.0), JSONNumber(1e-5)] {
+            #expect(JSONNumber(text: number.text) == number, "\(number.text)")
+        }
     }
 
     @Test func escapesAndNulSurviveByteForByte() throws {
@@ -89,15 +117,30 @@ import Testing
         }
     }
 
-    @Test func nestingPastTheLimitIsRejected() throws {
-        let okay = String(repeating: "[", count: 2048) + String(repeating: "]", count: 2048)
+    @Test func nestingPastTheLimitIsRejectedBeforeAnyRecursion() throws {
+        let limit = JSONLimits.defaultMaxDepth
+        let okay = String(repeating: "[", count: limit) + String(repeating: "]", count: limit)
         _ = try JSON.parse(text: okay)
-        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        for (open, close) in [("[", "]"), (#"{"a":"#, "}")] {
+            let deep = String(repeating: open, count: 1_000_000) + String(repeating: close, count: 1_000_000)
+            #expect {
+                _ = try JSON.parse(text: deep)
+            } throws: { error in
+                let error = error as! JSONError
+                return error.kind == .tooDeep && error.description.contains("\(limit) levels")
+            }
+        }
+        // Brackets inside strings are not nesting.
+        let quoted = "[\"" + String(repeating: "[{", count: 10_000) + "\"]"
+        _ = try JSON.parse(text: quoted)
+    }
+
+    @Test func aCallerMayAskForShallowerNesting() {
         #expect {
-            _ = try JSON.parse(text: deep)
+            _ = try JSON.parse(text: "[[[1]]]", limits: JSONLimits(maxBytes: 100, maxDepth: 2))
         } throws: { error in
             let error = error as! JSONError
-            return error.kind == .tooDeep && error.description.contains("2048")
+            return error.kind == .tooDeep && error.line == 1 && error.column == 3
         }
     }
 

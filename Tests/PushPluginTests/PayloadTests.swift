@@ -65,4 +65,51 @@ import Testing
         #expect(drained.first == .opened("68") && drained.last == .tokenRefresh(token: "t"))
         #expect(buffer.isEmpty && buffer.droppedTaps == 68)
     }
+
+    /// The property behind "a shell must not change a payload value": for random
+    /// payloads built from awkward values (numbers of every spelling and size, escapes,
+    /// nesting), every value in the event is byte-identical to its text in the push.
+    @Test func PAY_1_everyValueInTheEventIsByteIdenticalToItsTextInThePush() throws {
+        var random = SeededRandom(seed: 0x5EED)
+        let numbers = [
+            "1.50", "1E2", "-0", "-0.0", "1.5e300", "123456789012345678.0", "18446744073709551615",
+            "123456789012345678901234567890", "1e400", "5e-324", "0.1", "9007199254740993", "0",
+        ]
+        let strings = [#""plain""#, #""é😀\u0000""#, #""\"q\"\\""#, #""\n\t""#, #""""#]
+        func value(depth: Int) -> String {
+            switch random.next(upTo: depth > 3 ? 4 : 6) {
+            case 0, 1: return numbers[random.next(upTo: numbers.count)]
+            case 2: return strings[random.next(upTo: strings.count)]
+            case 3: return ["true", "false", "null"][random.next(upTo: 3)]
+            case 4: return "[" + (0..<random.next(upTo: 4)).map { _ in value(depth: depth + 1) }.joined(separator: ",") + "]"
+            default:
+                let members = (0..<random.next(upTo: 4)).map { #""m\#($0)":\#(value(depth: depth + 1))"# }
+                return "{" + members.joined(separator: ",") + "}"
+            }
+        }
+        for _ in 0..<500 {
+            let members = (0..<(1 + random.next(upTo: 6))).map { (#""k\#($0)""#, value(depth: 0)) }
+            let push =
+                "{" + members.map { "\($0.0):\($0.1)" }.joined(separator: ",") + #","aps":{"alert":"x"}}"#
+            let event = ios(push, .received)
+            let expected = "{" + members.map { "\($0.0):\($0.1)" }.joined(separator: ",")
+            #expect(event.hasPrefix(expected + ","), "push \(push) became \(event)")
+        }
+    }
+}
+
+/// SplitMix64: a small seeded generator, so a failure replays exactly.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

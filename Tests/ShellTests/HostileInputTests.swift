@@ -33,11 +33,16 @@ import Testing
         Case("NUL bytes", [0x7B, 0x00, 0x00, 0x7D], "the line is not JSON"),
         Case("invalid UTF-8", [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D], "the line is not JSON"),
         Case("10 MB line", [UInt8](repeating: UInt8(ascii: "a"), count: 10 << 20), "the limit is 1048576"),
-        Case("100,000-deep nesting", deep, "nesting is deeper than 2048 levels"),
-        Case("a real beyond double", #"{"op":1e999}"#, "the line is not JSON"),
+        Case("100,000-deep nesting", deep, "nesting is deeper than \(JSONLimits.defaultMaxDepth) levels"),
+        Case("a bare NaN", #"{"op":NaN}"#, "the line is not JSON"),
+        Case("a number with a leading zero", #"{"op":"state","id":01}"#, "the line is not JSON"),
+        Case("an op that is a number past double", #"{"op":1e999}"#, #"\"op\" must be a string, not number"#),
         Case(
-            "an integer beyond 64 bits", #"{"op":"state","id":123456789012345678901234567890}"#,
-            "does not fit in 64 bits"),
+            "an id past 64 bits is echoed exactly", #"{"op":"state","id":123456789012345678901234567890}"#,
+            #"{"reply":123456789012345678901234567890,"ok":false"#),
+        Case(
+            "a refused line keeps its readable id", #"{"op":"state","id":"mine","x":[1,]}"#,
+            #"{"reply":"mine","ok":false,"error":"the line is not JSON"#),
         Case("duplicate keys", #"{"op":"state","op":"tray"}"#, "duplicate object key"),
         Case("op of the wrong type", #"{"op":["device"]}"#, #"\"op\" must be a string, not array"#),
         Case("an unknown op", #"{"op":"reboot"}"#, "unknown op 'reboot'"),
@@ -87,12 +92,12 @@ import Testing
             "apns body with a raw NUL", #"{"op":"apns","headers":{\#(topic)},"body_text":"{\"aps\":\u0000}"}"#,
             "BadPayload"),
         Case(
-            "apns body with a huge real",
-            #"{"op":"apns","headers":{\#(topic)},"body_text":"{\"aps\":{},\"x\":1e999}"}"#, "BadPayload"),
+            "apns body with a bare Infinity",
+            #"{"op":"apns","headers":{\#(topic)},"body_text":"{\"aps\":{},\"x\":Infinity}"}"#, "BadPayload"),
         Case(
             "apns body nested 3000 deep",
             #"{"op":"apns","headers":{\#(topic)},"body_text":"\#(String(repeating: "[", count: 3000))"}"#,
-            "nesting is deeper than 2048 levels"),
+            "nesting is deeper than \(JSONLimits.defaultMaxDepth) levels"),
         Case("apns body cut short", #"{"op":"apns","headers":{\#(topic)},"body_text":"{\"aps\":"}"#, "BadPayload"),
         Case(
             "apns body over 4096 bytes",
@@ -148,18 +153,12 @@ import Testing
         Case("apns to an Android device", #"{"op":"apns","body":{"aps":{}}}"#, "apns sends to an iOS device"),
     ]
 
-    static let totalCases = protocolCases.count + iosCases.count + androidCases.count
-
     func expectRefused(_ session: Session, _ hostile: Case) {
         let output = session.handle(line: hostile.line)
         #expect(output.count == 1, "a refused request delivers nothing")
         let reply = output.last ?? ""
         #expect(reply.contains(#""ok":false"#), "\(hostile.name): \(reply.prefix(300))")
         #expect(reply.contains(hostile.expected), "\(hostile.name): \(reply.prefix(300))")
-    }
-
-    @Test func atLeastFortyHostileInputs() {
-        #expect(Self.totalCases >= 40)
     }
 
     @Test(arguments: protocolCases)

@@ -60,7 +60,7 @@ import Testing
     @Test func deepNestingIsRefusedClearly() throws {
         let line = String(repeating: "[", count: 100_000)
         let reply = try #require(Session().handle(line).last)
-        #expect(reply.contains("nesting is deeper than 2048 levels"))
+        #expect(reply.contains("nesting is deeper than \(JSONLimits.defaultMaxDepth) levels"))
     }
 
     @Test func theSameScenarioGivesTheSameTranscriptApartFromGeneratedValues() throws {
