@@ -73,9 +73,8 @@ public final class PushPlugin: Plugin {
         let flushedToken = state.withLock { state -> String? in
             state.subscribers.append(emitter)
             var token: String?
-            for entry in state.buffer.drain() {
-                emitter.emit(entry.eventText)
-                if case .tokenRefresh(let refreshed) = entry { token = refreshed }
+            for case .tokenRefresh(let refreshed) in state.buffer.flush(through: { emitter.emit($0.eventText) }) {
+                token = refreshed
             }
             return token
         }
@@ -111,6 +110,7 @@ public final class PushPlugin: Plugin {
     /// A token from the OS: answers waiting `register` calls (REG-1, REG-4) and, when it
     /// differs from the last token the core was told about, is a rotation (TOK-1, TOK-2).
     func tokenArrived(_ token: String) {
+        guard system.platform != .web else { return }  // EV-7
         let previous = system.lastReportedToken()
         let service = system.platform.tokenService ?? ""
         let reported = state.withLock { state -> Bool in
@@ -119,13 +119,10 @@ public final class PushPlugin: Plugin {
             for reply in state.pendingRegistrations { reply.succeed(answer) }
             state.pendingRegistrations.removeAll()
             guard let previous, previous != token else { return answered }
-            if state.subscribers.isEmpty {
-                state.buffer.setTokenRefresh(token)
-                return answered
-            }
-            let event = PushEvent.tokenRefresh(token).compactText
-            for subscriber in state.subscribers { subscriber.emit(event) }
-            return true
+            // TOK-1, TOK-2: live when a subscriber takes it, else in the slot.
+            if Self.emit(PushEvent.tokenRefresh(token).compactText, to: state.subscribers) { return true }
+            state.buffer.setTokenRefresh(token)
+            return answered
         }
         // Remember the token only once the core has it; a buffered rotation lost with
         // the process is then noticed again at the next launch.
@@ -142,14 +139,12 @@ public final class PushPlugin: Plugin {
 
     /// TAP-1, TAP-2: a tap's event goes to the live subscribers, or to the buffer.
     func opened(id: String, event: JSONObject) {
+        guard system.platform != .web else { return }  // EV-7
         let text = PushEvent.with(.opened, event).compactText
         state.withLock { state in
             guard state.openedIDs.insert(id) else { return }
-            if state.subscribers.isEmpty {
-                state.buffer.addOpened(text)
-            } else {
-                for subscriber in state.subscribers { subscriber.emit(text) }
-            }
+            // A subscriber whose stream the core ended meanwhile takes nothing: buffer.
+            if !Self.emit(text, to: state.subscribers) { state.buffer.addOpened(text) }
         }
     }
 
@@ -157,11 +152,16 @@ public final class PushPlugin: Plugin {
     /// Returns whether any subscriber got it.
     @discardableResult
     func received(event: JSONObject) -> Bool {
+        guard system.platform != .web else { return false }  // EV-7
         let text = PushEvent.with(.received, event).compactText
-        return state.withLock { state in
-            for subscriber in state.subscribers { subscriber.emit(text) }
-            return !state.subscribers.isEmpty
-        }
+        return state.withLock { state in Self.emit(text, to: state.subscribers) }
+    }
+
+    /// Emits to every subscriber (EV-6); true when at least one took the event.
+    private static func emit(_ text: String, to subscribers: [StreamEmitter]) -> Bool {
+        var taken = false
+        for subscriber in subscribers where subscriber.emit(text) { taken = true }
+        return taken
     }
 
     static let permissionDenied =

@@ -50,12 +50,15 @@ public struct TapBuffer: Sendable, Equatable {
         entries.append(.tokenRefresh(token: token))
     }
 
-    /// TAP-4: everything waiting, oldest first; the buffer is left empty.
-    public mutating func drain() -> [Entry] {
-        defer {
-            entries.removeAll()
-            tapCount = 0
-        }
-        return entries
+    /// TAP-4: hands the entries to `deliver`, oldest first, until it refuses one (the
+    /// subscription died meanwhile). Returns the entries delivered; the rest stay, in
+    /// order, for the next subscription: an event is never lost to a failed emit.
+    public mutating func flush(through deliver: (Entry) -> Bool) -> [Entry] {
+        var delivered = 0
+        while delivered < entries.count, deliver(entries[delivered]) { delivered += 1 }
+        let done = Array(entries[..<delivered])
+        entries.removeFirst(delivered)
+        tapCount -= done.count { if case .opened = $0 { true } else { false } }
+        return done
     }
 }

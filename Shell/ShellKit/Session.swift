@@ -45,7 +45,12 @@ public final class Session {
         } catch {
             reply = Self.error(nil, "\(error)")
         }
-        device?.waitUntilIdle()
+        do {
+            try device?.waitUntilIdle()
+        } catch {
+            // Only a session driven from its own host's thread gets here.
+            reply = Self.error(reply["reply"] ?? nil, "\(error)")
+        }
         return endpoint.takeLines() + [reply.compactText]
     }
 
@@ -97,7 +102,7 @@ public final class Session {
                 return
             }
             let id = try host.call(plugin, method, input: input)
-            host.waitUntilIdle()
+            try host.waitUntilIdle()
             guard let answer = endpoint.takeAnswer(id) else {
                 throw request.invalid(
                     "plugin '\(plugin)' has not answered '\(method)' yet; the shell waits only until the host is idle")

@@ -25,7 +25,8 @@ final class AppProcess: Sendable {
     /// Ends the process: nothing it produces reaches the core any more.
     func end() {
         liveness.kill()
-        host.shutdown()
+        // The shell ends processes between requests, never from inside a plugin.
+        try? host.shutdown()
     }
 
     private final class Liveness: Sendable {

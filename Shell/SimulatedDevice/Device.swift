@@ -78,9 +78,10 @@ public final class Device: PushSystem {
         state.withLock { APNsDestination(token: $0.token, bundleID: bundleID, retiredTokens: $0.retiredTokens) }
     }
 
-    /// Waits until the app's host (if any) has made every delivery it owes.
-    public func waitUntilIdle() {
-        state.withLock { $0.process }?.host.waitUntilIdle()
+    /// Waits until the app's host (if any) has made every delivery it owes. Throws
+    /// `inDeliveryHandler` / `inPlugin` from the host's delivery handler or a plugin's thread.
+    public func waitUntilIdle() throws(HostError) {
+        try state.withLock { $0.process }?.host.waitUntilIdle()
     }
 
     /// The device is switched off: the app's process ends without deliveries.

@@ -16,6 +16,7 @@ const char *cx_status_name(cx_status status) {
     case CX_ERR_INACTIVE: return "CX_ERR_INACTIVE";
     case CX_UNKNOWN_KEY: return "CX_UNKNOWN_KEY";
     case CX_ERR_INVALID_ARGUMENT: return "CX_ERR_INVALID_ARGUMENT";
+    case CX_ERR_IN_PLUGIN: return "CX_ERR_IN_PLUGIN";
     }
     return "CX_UNKNOWN_STATUS";
 }

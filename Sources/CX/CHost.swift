@@ -25,9 +25,17 @@ final class CHost: Sendable {
         return handle
     }
 
+    /// A handle issued for this host's plugins is done with (answered, released).
+    func release(_ handle: OpaquePointer?) {
+        guard let handle else { return }
+        handles.remove(handle)
+        issued.withLock { _ = $0.remove(HandleTable.id(handle)) }
+    }
+
     /// Shuts down, then releases the plugins and every handle issued for them.
+    /// Called after the caller checked it is not inside a plugin or the callback.
     func destroy() {
-        host.shutdown()
+        try? host.shutdown()
         handles.remove(ids: issued.withLock { $0 })
         for plugin in plugins.withLock({ $0 }) { plugin.release() }
         plugins.withLock { $0.removeAll() }
@@ -40,14 +48,24 @@ final class CHost: Sendable {
     }
 }
 
-/// A call's reply handle.
+/// A call's reply handle. It holds the host that issued it, to be released there:
+/// the host's own handle is removed from the table first on destroy, and the
+/// reply handles with it, so this reference cannot keep a destroyed host reachable.
 final class CReply: Sendable {
     let reply: Reply
-    init(_ reply: Reply) { self.reply = reply }
+    let owner: CHost
+    init(_ reply: Reply, owner: CHost) {
+        self.reply = reply
+        self.owner = owner
+    }
 }
 
-/// A stream's emitter handle.
+/// A stream's emitter handle, and the host that issued it.
 final class CEmitter: Sendable {
     let emitter: StreamEmitter
-    init(_ emitter: StreamEmitter) { self.emitter = emitter }
+    let owner: CHost
+    init(_ emitter: StreamEmitter, owner: CHost) {
+        self.emitter = emitter
+        self.owner = owner
+    }
 }

@@ -28,13 +28,17 @@ final class CPlugin: Plugin {
 
     func call(_ op: String, input: String, reply: Reply) throws {
         guard let call = functions.table.call else { throw Failure(code: -1) }
-        let handle = owner.issue(.reply(CReply(reply)))
+        let handle = owner.issue(.reply(CReply(reply, owner: owner)))
         let code = Self.withBytes(op) { op, opLength in
             Self.withBytes(input) { input, inputLength in
                 call(functions.table.context, op, opLength, input, inputLength, handle)
             }
         }
-        if code != 0 { throw Failure(code: code) }
+        if code != 0 {
+            // cx.h: a non-zero return releases the reply; the host answers for it.
+            owner.release(handle)
+            throw Failure(code: code)
+        }
     }
 
     func startStream(_ stream: String, input: String, emitter: StreamEmitter) throws {
@@ -42,7 +46,7 @@ final class CPlugin: Plugin {
             emitter.end()
             return
         }
-        let handle = owner.issue(.emitter(CEmitter(emitter)))
+        let handle = owner.issue(.emitter(CEmitter(emitter, owner: owner)))
         let id = HandleTable.id(handle)
         emitterHandles.withLock { $0[ObjectIdentifier(emitter)] = id }
         Self.withBytes(stream) { stream, streamLength in

@@ -25,6 +25,8 @@ public func cxCall(
         let plugin = try text(plugin, pluginLength).get()
         let op = try text(op, opLength).get()
         let input = try text(input, inputLength).get()
+        // The status is the answer after shutdown (cx.h), so no delivery follows.
+        if host.host.isShutDown { throw CXFailure(CX_ERR_SHUT_DOWN) }
         do throws(HostError) {
             try host.host.call(plugin, op, input: input, id: CallID(rawValue: requestID))
         } catch {
@@ -43,6 +45,7 @@ public func cxNotify(
         let plugin = try text(plugin, pluginLength).get()
         let op = try text(op, opLength).get()
         let input = try text(input, inputLength).get()
+        if host.host.isShutDown { throw CXFailure(CX_ERR_SHUT_DOWN) }
         do throws(HostError) { try host.host.notify(plugin, op, input: input) } catch { throw CXFailure(error) }
     }
 }
@@ -80,14 +83,15 @@ public func cxUnsubscribe(_ handle: OpaquePointer?, _ key: UnsafePointer<CChar>?
 public func cxWaitIdle(_ handle: OpaquePointer?) -> cx_status {
     status { () throws(CXFailure) in
         let host = try CHost.from(handle)
-        if !host.host.waitUntilIdle() { throw CXFailure(CX_ERR_IN_CALLBACK) }
+        do throws(HostError) { try host.host.waitUntilIdle() } catch { throw CXFailure(error) }
     }
 }
 
 @_cdecl("cx_host_shutdown")
 public func cxHostShutdown(_ handle: OpaquePointer?) -> cx_status {
     status { () throws(CXFailure) in
-        try CHost.from(handle).host.shutdown()
+        let host = try CHost.from(handle)
+        do throws(HostError) { try host.host.shutdown() } catch { throw CXFailure(error) }
     }
 }
 
@@ -95,8 +99,8 @@ public func cxHostShutdown(_ handle: OpaquePointer?) -> cx_status {
 public func cxHostDestroy(_ handle: OpaquePointer?) -> cx_status {
     status { () throws(CXFailure) in
         let host = try CHost.from(handle)
-        // From the delivery callback the host cannot finish its own deliveries.
-        if !host.host.waitUntilIdle() { throw CXFailure(CX_ERR_IN_CALLBACK) }
+        // From the delivery callback or a plugin the host cannot finish its own work.
+        do throws(HostError) { try host.host.waitUntilIdle() } catch { throw CXFailure(error) }
         handles.remove(handle)
         host.destroy()
     }
@@ -142,16 +146,16 @@ public func cxReplySend(
     status { () throws(CXFailure) in
         guard handle != nil else { throw CXFailure(CX_ERR_NULL) }
         guard case .reply(let reply)? = handles.entry(handle) else { throw CXFailure(CX_ERR_BAD_HANDLE) }
-        handles.remove(handle)
+        reply.owner.release(handle)
         let output = try text(output, outputLength).get()
         if !reply.reply.respond(PluginResponse(ok: ok, output: output)) { throw CXFailure(CX_ERR_ALREADY_ANSWERED) }
     }
 }
 
-private func emitter(_ handle: OpaquePointer?) throws(CXFailure) -> StreamEmitter {
+private func emitter(_ handle: OpaquePointer?) throws(CXFailure) -> CEmitter {
     guard handle != nil else { throw CXFailure(CX_ERR_NULL) }
     guard case .emitter(let emitter)? = handles.entry(handle) else { throw CXFailure(CX_ERR_BAD_HANDLE) }
-    return emitter.emitter
+    return emitter
 }
 
 @_cdecl("cx_emit")
@@ -159,7 +163,7 @@ public func cxEmit(
     _ handle: OpaquePointer?, _ ok: Bool, _ output: UnsafePointer<CChar>?, _ outputLength: Int
 ) -> cx_status {
     status { () throws(CXFailure) in
-        let emitter = try emitter(handle)
+        let emitter = try emitter(handle).emitter
         let output = try text(output, outputLength).get()
         if !emitter.emit(PluginResponse(ok: ok, output: output)) { throw CXFailure(CX_ERR_INACTIVE) }
     }
@@ -168,15 +172,14 @@ public func cxEmit(
 @_cdecl("cx_end")
 public func cxEnd(_ handle: OpaquePointer?) -> cx_status {
     status { () throws(CXFailure) in
-        if !(try emitter(handle).end()) { throw CXFailure(CX_ERR_INACTIVE) }
+        if !(try emitter(handle).emitter.end()) { throw CXFailure(CX_ERR_INACTIVE) }
     }
 }
 
 @_cdecl("cx_emitter_release")
 public func cxEmitterRelease(_ handle: OpaquePointer?) -> cx_status {
     status { () throws(CXFailure) in
-        _ = try emitter(handle)
-        handles.remove(handle)
+        try emitter(handle).owner.release(handle)
     }
 }
 

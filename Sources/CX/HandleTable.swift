@@ -40,6 +40,9 @@ final class HandleTable: Sendable {
         return table.withLock { $0.entries.removeValue(forKey: Self.id(handle)) }
     }
 
+    /// Live handles of every kind, for tests that hold the table to its bound.
+    var count: Int { table.withLock { $0.entries.count } }
+
     func remove(ids: some Sequence<UInt64>) {
         table.withLock { table in
             for id in ids { table.entries[id] = nil }
@@ -107,6 +110,8 @@ struct CXFailure: Error {
         case .shutDown: status = CX_ERR_SHUT_DOWN
         case .duplicatePlugin: status = CX_ERR_DUPLICATE_PLUGIN
         case .duplicateCallID: status = CX_ERR_DUPLICATE_ID
+        case .inDeliveryHandler: status = CX_ERR_IN_CALLBACK
+        case .inPlugin: status = CX_ERR_IN_PLUGIN
         }
     }
 }

@@ -13,7 +13,9 @@ public final class PluginHost: Sendable {
     }
 
     deinit {
-        core.shutdown()
+        // Only a plugin running on this thread could make this throw, and a running
+        // plugin call holds the host; there is nothing left to wait for then.
+        try? core.shutdown()
     }
 
     /// Makes a plugin reachable under its descriptor's name.
@@ -23,9 +25,9 @@ public final class PluginHost: Sendable {
     }
 
     /// One-shot call (H-1): answered exactly once through a `.response` delivery with
-    /// the returned id, by the plugin or, for an unknown plugin or op or a plugin that
-    /// throws, by the host with `ok = false` and a sentence naming the problem.
-    /// Throws `shutDown` (the answer, given at once) after shutdown.
+    /// the returned id, by the plugin or, for an unknown plugin or op, a plugin that
+    /// throws, or a host that was shut down, by the host with `ok = false` and a
+    /// sentence naming the problem. Never throws `shutDown`.
     @discardableResult
     public func call(_ plugin: String, _ op: String, input: String = "") throws(HostError) -> CallID {
         try core.call(plugin: plugin, op: op, input: input, isNotify: false)
@@ -38,7 +40,8 @@ public final class PluginHost: Sendable {
         _ = try core.call(plugin: plugin, op: op, input: input, isNotify: false, chosenID: id)
     }
 
-    /// Fire-and-forget call (H-2): dispatched in order like `call`; its answer is discarded.
+    /// Fire-and-forget call (H-2): dispatched in order like `call`; its answer is
+    /// discarded. After shutdown it is not dispatched (and nothing is delivered).
     public func notify(_ plugin: String, _ op: String, input: String = "") throws(HostError) {
         _ = try core.call(plugin: plugin, op: op, input: input, isNotify: true)
     }
@@ -63,6 +66,11 @@ public final class PluginHost: Sendable {
         core.unsubscribe(key: key)
     }
 
+    /// True once `shutdown` has begun: nothing is dispatched any more.
+    public var isShutDown: Bool {
+        core.monitor.withLock { $0.isShutDown }
+    }
+
     /// The keys the core currently holds a stream under, oldest subscription first: a
     /// key is here from `subscribe` until `unsubscribe`, or until the plugin's end has
     /// been delivered. Empty after shutdown.
@@ -73,18 +81,21 @@ public final class PluginHost: Sendable {
     /// Blocks until the host is idle (H-6): every request dispatched so far has
     /// returned from its plugin and every delivery produced so far has been made.
     /// A call a plugin holds open for later is not waited for.
-    /// Returns false, at once, when called from the delivery handler (waiting there
-    /// would wait for itself).
-    @discardableResult
-    public func waitUntilIdle() -> Bool {
-        core.waitUntilIdle()
+    /// Throws `inDeliveryHandler` or `inPlugin`, at once and having done nothing, when
+    /// called from the delivery handler or from plugin code this host is running on this thread
+    /// (its `call`, `startStream`, `stopStream`): the wait could never end there.
+    public func waitUntilIdle() throws(HostError) {
+        try core.waitUntilIdle()
     }
 
     /// Shuts down (H-8): stops every stream (no end deliveries), answers every pending
-    /// call with `ok = false`, delivers those answers, and delivers nothing afterwards.
-    /// Later requests throw `shutDown`. Called from the delivery handler, the final
+    /// call with `ok = false`, delivers those answers, and delivers nothing afterwards
+    /// except the `ok = false` answers of calls made later. Later subscribes and
+    /// registrations throw `shutDown`. Called from the delivery handler, the final
     /// answers are delivered right after the handler returns. Idempotent.
-    public func shutdown() {
-        core.shutdown()
+    /// Throws `inPlugin`, having done nothing, from plugin code this host is
+    /// running on this thread.
+    public func shutdown() throws(HostError) {
+        try core.shutdown()
     }
 }

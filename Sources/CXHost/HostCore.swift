@@ -9,6 +9,7 @@ import Dispatch
 /// The shared engine behind `Host`, `Reply` and `StreamEmitter`.
 final class HostCore: Sendable {
     let monitor = Monitor(HostState())
+    let hooks = Monitor(HostHooks())
     let handler: @Sendable (Delivery) -> Void
     let deliveryQueue: DispatchQueue
 
@@ -32,29 +33,43 @@ final class HostCore: Sendable {
     func call(
         plugin name: String, op: String, input: String, isNotify: Bool, chosenID: CallID? = nil
     ) throws(HostError) -> CallID {
-        let (id, plugin, problem) = try monitor.withLock {
-            state throws(HostError) -> (CallID, (any Plugin)?, String?) in
-            guard !state.isShutDown else { throw .shutDown }
-            var id = chosenID ?? CallID(rawValue: state.nextCallID)
-            if chosenID != nil {
-                guard state.pendingCalls[id] == nil else { throw .duplicateCallID(id) }
+        let (ticket, plugin, problem) = try monitor.withLock {
+            state throws(HostError) -> (HostState.Ticket, (any Plugin)?, String?) in
+            let ticket: HostState.Ticket
+            if isNotify {
+                ticket = .notify(state.nextNotifyID)
+                state.nextNotifyID &+= 1
+            } else if let chosenID {
+                guard state.pendingCalls[.call(chosenID)] == nil else { throw .duplicateCallID(chosenID) }
+                ticket = .call(chosenID)
             } else {
-                while state.pendingCalls[id] != nil {
-                    state.nextCallID &+= 1
-                    id = CallID(rawValue: state.nextCallID)
-                }
+                while state.pendingCalls[.call(CallID(rawValue: state.nextCallID))] != nil { state.nextCallID &+= 1 }
+                ticket = .call(CallID(rawValue: state.nextCallID))
                 state.nextCallID &+= 1
             }
-            state.pendingCalls[id] = .init(plugin: name, op: op, isNotify: isNotify)
-            if let problem = state.unknownOpMessage(plugin: name, op: op) { return (id, nil, problem) }
-            state.invocations += 1
-            return (id, state.plugins[name], nil)
+            guard !state.isShutDown else {
+                // H-1, H-8: answered like the calls pending at shutdown, never dispatched.
+                let message = "the host was shut down; plugin '\(name)' was not asked to '\(op)'"
+                if case .call(let id) = ticket {
+                    wake(if: state.enqueue(.response(id, .failure(message)), afterShutdown: true))
+                }
+                return (ticket, nil, nil)
+            }
+            state.pendingCalls[ticket] = .init(plugin: name, op: op)
+            if let problem = state.unknownOpMessage(plugin: name, op: op) { return (ticket, nil, problem) }
+            state.beginInvocation()
+            return (ticket, state.plugins[name], nil)
+        }
+        let id: CallID
+        switch ticket {
+        case .call(let callID): id = callID
+        case .notify: id = CallID(rawValue: 0)
         }
         guard let plugin else {
-            answer(id, with: .failure(problem ?? "plugin '\(name)' is not available"))
+            if let problem { answer(ticket, with: .failure(problem)) }
             return id
         }
-        let reply = Reply(core: self, id: id, plugin: name, op: op)
+        let reply = Reply(core: self, ticket: ticket, plugin: name, op: op)
         do {
             try plugin.call(op, input: input, reply: reply)
         } catch {
@@ -66,73 +81,92 @@ final class HostCore: Sendable {
     }
 
     func subscribe(key: String, plugin name: String, stream: String, input: String) throws(HostError) {
-        let (replaced, started) = try monitor.withLock {
-            state throws(HostError) -> (HostState.ActiveStream?, (HostState.ActiveStream, String)?) in
+        let (replaced, stopReplacedNow, started) = try monitor.withLock {
+            state throws(HostError) -> (HostState.ActiveStream?, Bool, (HostState.ActiveStream, String)?) in
             guard !state.isShutDown else { throw .shutDown }
             let replaced = state.activeStreams.removeValue(forKey: key)
+            let stopReplacedNow = replaced.map { state.stopNowOrWhenStarted($0) } ?? false
             let generation = state.makeGeneration()
             state.keyGenerations[key] = generation
             if let problem = state.unknownStreamMessage(plugin: name, stream: stream) {
                 wake(if: state.enqueue(.item(key: key, .failure(problem)), generation: generation))
                 wake(if: state.enqueue(.end(key: key), generation: generation))
-                if replaced != nil { state.invocations += 1 }
-                return (replaced, nil)
+                if replaced != nil { state.beginInvocation() }
+                return (replaced, stopReplacedNow, nil)
             }
             let emitter = StreamEmitter(core: self, key: key, generation: generation)
             let active = HostState.ActiveStream(plugin: state.plugins[name]!, emitter: emitter)
             state.activeStreams[key] = active
-            state.invocations += 1
-            return (replaced, (active, stream))
+            state.starting.insert(ObjectIdentifier(emitter))
+            state.beginInvocation()
+            return (replaced, stopReplacedNow, (active, stream))
         }
-        // H-4: the old stream is stopped before the new one starts.
+        // H-4: the old stream is stopped, and a delivery of it that is in the core's
+        // hands right now is waited out, before the new one starts.
         if let replaced {
-            replaced.plugin.stopStream(replaced.emitter)
+            if stopReplacedNow { replaced.plugin.stopStream(replaced.emitter) }
+            waitOutDelivery(on: key)
             if started == nil { finishInvocation() }
         }
         guard let (active, stream) = started else { return }
+        hooks.withLock { $0.beforeStartStream }?(key)
         do {
             try active.plugin.startStream(stream, input: input, emitter: active.emitter)
         } catch {
             active.emitter.emit(.failure("plugin '\(name)' failed to start '\(stream)': \(error)"))
             active.emitter.end()
         }
+        hooks.withLock { $0.afterStartStream }?(key)
+        // The core may have ended the stream while it started: the stop comes now.
+        if monitor.withLock({ $0.finishStarting(active.emitter) }) { active.plugin.stopStream(active.emitter) }
         finishInvocation()
     }
 
     /// Returns whether the key had a stream (active, or ended but not yet delivered).
     @discardableResult
     func unsubscribe(key: String) -> Bool {
-        let (stopped, existed) = monitor.withLock { state -> (HostState.ActiveStream?, Bool) in
+        let (stopped, stopNow, existed) = monitor.withLock { state -> (HostState.ActiveStream?, Bool, Bool) in
             let existed = state.keyGenerations.removeValue(forKey: key) != nil
-            guard let active = state.activeStreams.removeValue(forKey: key) else { return (nil, existed) }
-            state.invocations += 1
-            return (active, true)
+            guard let active = state.activeStreams.removeValue(forKey: key) else { return (nil, false, existed) }
+            state.beginInvocation()
+            return (active, state.stopNowOrWhenStarted(active), true)
         }
-        // A delivery on this key may be in the core's hands on the delivery thread
-        // right now; "after unsubscribe returns, nothing is delivered" means waiting it out.
-        monitor.withLock { $0.waiters += 1 }
-        monitor.wait(until: { $0.inFlightKey != key || $0.isOnDeliveryThread }, then: { $0.waiters -= 1 })
+        waitOutDelivery(on: key)
         if let stopped {
-            stopped.plugin.stopStream(stopped.emitter)
+            if stopNow { stopped.plugin.stopStream(stopped.emitter) }
             finishInvocation()
         }
         return existed
     }
 
-    func shutdown() {
-        let stopping = monitor.withLock { state -> (streams: [HostState.ActiveStream], plugins: [any Plugin])? in
+    /// "After unsubscribe returns, nothing is delivered" (H-4): a delivery on `key` may
+    /// be in the core's hands on the delivery thread right now; wait it out (unless
+    /// this is that thread).
+    private func waitOutDelivery(on key: String) {
+        hooks.withLock { $0.beforeWaitingOutDelivery }?(key)
+        monitor.withLock { $0.waiters += 1 }
+        monitor.wait(until: { $0.inFlightKey != key || $0.isOnDeliveryThread }, then: { $0.waiters -= 1 })
+    }
+
+    func shutdown() throws(HostError) {
+        let stopping = try monitor.withLock {
+            state throws(HostError) -> (streams: [HostState.ActiveStream], plugins: [any Plugin])? in
+            if state.isOnInvokingThread { throw .inPlugin("shutdown") }
             guard !state.isShutDown else { return nil }
             state.isShutDown = true
-            for (id, pending) in state.pendingCalls.sorted(by: { $0.key.rawValue < $1.key.rawValue })
-            where !pending.isNotify {
+            let calls = state.pendingCalls.compactMap { ticket, pending -> (CallID, HostState.PendingCall)? in
+                if case .call(let id) = ticket { (id, pending) } else { nil }
+            }
+            for (id, pending) in calls.sorted(by: { $0.0.rawValue < $1.0.rawValue }) {
                 let message = "the host was shut down before plugin '\(pending.plugin)' answered '\(pending.op)'"
                 wake(if: state.enqueue(.response(id, .failure(message))))
             }
             state.pendingCalls.removeAll()
-            let streams = Array(state.activeStreams.values)
+            let all = Array(state.activeStreams.values)
+            let streams = all.filter { state.stopNowOrWhenStarted($0) }
             state.activeStreams.removeAll()
             state.keyGenerations.removeAll()
-            state.invocations += 1
+            state.beginInvocation()
             // Nothing is dispatched after shutdown; dropping the registry also breaks the
             // cycle host → plugin → retained emitter or reply → host.
             let plugins = Array(state.plugins.values)
@@ -146,10 +180,12 @@ final class HostCore: Sendable {
         }
         // H-8: the final answers are delivered, then nothing more. From inside the
         // handler the drain is ours to finish, so the close happens when it ends.
-        if !waitUntilIdle() {
+        let onDeliveryThread = monitor.withLock { $0.isOnDeliveryThread }
+        if onDeliveryThread {
             monitor.withLock { $0.closeWhenDrained = true }
             return
         }
+        try waitUntilIdle()
         monitor.withLock { $0.isClosed = true }
     }
 
@@ -160,27 +196,20 @@ final class HostCore: Sendable {
         }
     }
 
-    @discardableResult
-    func waitUntilIdle() -> Bool {
+    func waitUntilIdle() throws(HostError) {
         // Most waits are a few microseconds (one request's deliveries). Checking a few
         // times before sleeping saves the futex sleep and wake-up, which costs more
         // than the wait itself; a longer wait sleeps as before.
         for _ in 0..<Self.idleChecksBeforeSleeping {
-            switch monitor.withLock({ state -> Bool? in
-                state.isOnDeliveryThread ? false : (state.isIdle ? true : nil)
-            }) {
-            case let answer?: return answer
-            case nil: sched_yield()
+            let answer = monitor.withLock { state -> Result<Bool, HostError> in
+                if let error = state.waitForItself("waitUntilIdle") { return .failure(error) }
+                return .success(state.isIdle)
             }
+            if try answer.get() { return }
+            sched_yield()
         }
-        let allowed = monitor.withLock { state -> Bool in
-            guard !state.isOnDeliveryThread else { return false }
-            state.waiters += 1
-            return true
-        }
-        guard allowed else { return false }
+        monitor.withLock { $0.waiters += 1 }
         monitor.wait(until: { $0.isIdle }, then: { $0.waiters -= 1 })
-        return true
     }
 
     static let idleChecksBeforeSleeping = 64
@@ -188,10 +217,10 @@ final class HostCore: Sendable {
     // MARK: Plugin side
 
     @discardableResult
-    func answer(_ id: CallID, with response: PluginResponse) -> Bool {
+    func answer(_ ticket: HostState.Ticket, with response: PluginResponse) -> Bool {
         monitor.withLock { state in
-            guard let pending = state.pendingCalls.removeValue(forKey: id) else { return false }
-            if !pending.isNotify { wake(if: state.enqueue(.response(id, response))) }
+            guard state.pendingCalls.removeValue(forKey: ticket) != nil else { return false }
+            if case .call(let id) = ticket { wake(if: state.enqueue(.response(id, response))) }
             return true
         }
     }
@@ -221,7 +250,7 @@ final class HostCore: Sendable {
 
     private func finishInvocation() {
         monitor.withLock { state in
-            state.invocations -= 1
+            state.endInvocation()
             if state.waiters > 0 && state.isIdle { monitor.broadcast() }
         }
     }

@@ -11,8 +11,14 @@ struct HostState {
     struct PendingCall {
         let plugin: String
         let op: String
-        /// A notify's answer is discarded (H-2).
-        let isNotify: Bool
+    }
+
+    /// What a `Reply` answers: a call, whose answer goes to the core under its id, or
+    /// a notify, whose answer is discarded (H-2). Two spaces, so a notify never holds
+    /// an id the core may choose for a call (the C ABI's cores choose every id).
+    enum Ticket: Hashable, Sendable {
+        case call(CallID)
+        case notify(UInt64)
     }
 
     struct ActiveStream {
@@ -25,6 +31,7 @@ struct HostState {
     struct Queued {
         let delivery: Delivery
         let generation: UInt64
+        var afterShutdown = false
     }
 
     var plugins: [String: any Plugin] = [:]
@@ -36,7 +43,8 @@ struct HostState {
     var closeWhenDrained = false
 
     var nextCallID: UInt64 = 1
-    var pendingCalls: [CallID: PendingCall] = [:]
+    var nextNotifyID: UInt64 = 1
+    var pendingCalls: [Ticket: PendingCall] = [:]
 
     var nextGeneration: UInt64 = 1
     /// The generation the core currently holds on each key (a subscribe sets it; an
@@ -51,15 +59,60 @@ struct HostState {
     var drainingThread: pthread_t?
     /// The key of the stream delivery being made right now, if any.
     var inFlightKey: String?
-    /// Plugin code running on a requester's thread because of a host request.
-    var invocations = 0
+    /// The threads running plugin code because of a host request (a call, a stream's
+    /// start or stop, the shutdown notice), one entry per invocation. Waiting for the
+    /// host to be idle on one of them would wait for itself.
+    var invokingThreads: [pthread_t] = []
     var waiters = 0
+    /// Emitters whose `startStream` has not returned yet. The core may end such a
+    /// stream meanwhile (from another thread); its `stopStream` is then deferred to
+    /// `stopWhenStarted`, so a plugin never hears stop before start for one emitter.
+    var starting: Set<ObjectIdentifier> = []
+    var stopWhenStarted: Set<ObjectIdentifier> = []
 
-    var isIdle: Bool { queue.isEmpty && !drainScheduled && invocations == 0 }
+    var isIdle: Bool { queue.isEmpty && !drainScheduled && invokingThreads.isEmpty }
 
     var isOnDeliveryThread: Bool {
         guard let drainingThread else { return false }
         return pthread_equal(drainingThread, pthread_self()) != 0
+    }
+
+    var isOnInvokingThread: Bool {
+        invokingThreads.contains { pthread_equal($0, pthread_self()) != 0 }
+    }
+
+    mutating func beginInvocation() {
+        invokingThreads.append(pthread_self())
+    }
+
+    mutating func endInvocation() {
+        if let index = invokingThreads.lastIndex(where: { pthread_equal($0, pthread_self()) != 0 }) {
+            invokingThreads.remove(at: index)
+        }
+    }
+
+    /// The core ended `stream`: whether the plugin may be told now (false: its start
+    /// is still running, and the stop waits for it).
+    mutating func stopNowOrWhenStarted(_ stream: ActiveStream) -> Bool {
+        let id = ObjectIdentifier(stream.emitter)
+        guard starting.contains(id) else { return true }
+        stopWhenStarted.insert(id)
+        return false
+    }
+
+    /// `startStream` returned: whether the core ended the stream meanwhile, so the
+    /// plugin must now be told to stop.
+    mutating func finishStarting(_ emitter: StreamEmitter) -> Bool {
+        let id = ObjectIdentifier(emitter)
+        starting.remove(id)
+        return stopWhenStarted.remove(id) != nil
+    }
+
+    /// Why `request`, waiting on this thread, would never end; nil when it may wait.
+    func waitForItself(_ request: String) -> HostError? {
+        if isOnDeliveryThread { return .inDeliveryHandler(request) }
+        if isOnInvokingThread { return .inPlugin(request) }
+        return nil
     }
 
     mutating func makeGeneration() -> UInt64 {
@@ -68,9 +121,11 @@ struct HostState {
     }
 
     /// Queues a delivery; returns true when the delivery thread must be woken.
-    mutating func enqueue(_ delivery: Delivery, generation: UInt64 = 0) -> Bool {
-        guard !isClosed else { return false }
-        queue.append(Queued(delivery: delivery, generation: generation))
+    /// `afterShutdown` marks the answer to a call made after shutdown (H-1: every call
+    /// is answered), the one delivery a closed host still makes.
+    mutating func enqueue(_ delivery: Delivery, generation: UInt64 = 0, afterShutdown: Bool = false) -> Bool {
+        guard !isClosed || afterShutdown else { return false }
+        queue.append(Queued(delivery: delivery, generation: generation, afterShutdown: afterShutdown))
         if drainScheduled { return false }
         drainScheduled = true
         return true
@@ -78,7 +133,7 @@ struct HostState {
 
     /// Whether a queued delivery may still be made, just before it is made.
     mutating func admit(_ queued: Queued) -> Bool {
-        guard !isClosed else { return false }
+        guard !isClosed || queued.afterShutdown else { return false }
         switch queued.delivery {
         case .response:
             return true

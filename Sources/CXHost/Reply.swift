@@ -4,26 +4,26 @@
 /// never left waiting (Capacitor's hang on an unhandled method).
 public final class Reply: Sendable {
     let core: HostCore
-    let id: CallID
+    let ticket: HostState.Ticket
     /// The plugin and op this reply answers, for messages.
     public let plugin: String
     public let op: String
 
-    init(core: HostCore, id: CallID, plugin: String, op: String) {
+    init(core: HostCore, ticket: HostState.Ticket, plugin: String, op: String) {
         self.core = core
-        self.id = id
+        self.ticket = ticket
         self.plugin = plugin
         self.op = op
     }
 
     deinit {
-        core.answer(id, with: .failure("plugin '\(plugin)' dropped the call to '\(op)' without answering"))
+        core.answer(ticket, with: .failure("plugin '\(plugin)' dropped the call to '\(op)' without answering"))
     }
 
     /// Answers the call. Returns false when it was already answered.
     @discardableResult
     public func respond(_ response: PluginResponse) -> Bool {
-        core.answer(id, with: response)
+        core.answer(ticket, with: response)
     }
 
     /// Answers `ok = true` with `output`.

@@ -47,6 +47,9 @@ final class ScriptedPlugin: Plugin {
     let stopped = Monitor<[String]>([])
     let heldReplies = Monitor<[Reply]>([])
     let emitters = Monitor<[StreamEmitter]>([])
+    /// Every start ("start k:input" when it begins, "started k" when it returns) and
+    /// stop ("stop k"), in the order the host made them.
+    let log = Monitor<[String]>([])
 
     init(
         name: String, ops: [String] = [], streams: [String] = [],
@@ -65,11 +68,14 @@ final class ScriptedPlugin: Plugin {
 
     func startStream(_ stream: String, input: String, emitter: StreamEmitter) throws {
         emitters.withLock { $0.append(emitter) }
+        log.withLock { $0.append("start \(emitter.key):\(input)") }
+        defer { log.withLock { $0.append("started \(emitter.key)") } }
         try onStart(stream, input, emitter)
     }
 
     func stopStream(_ emitter: StreamEmitter) {
         stopped.withLock { $0.append(emitter.key) }
+        log.withLock { $0.append("stop \(emitter.key)") }
     }
 
     func hold(_ reply: Reply) { heldReplies.withLock { $0.append(reply) } }

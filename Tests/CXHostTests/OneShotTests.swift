@@ -6,21 +6,21 @@ import Testing
     @Test func H_1_callIsAnsweredOnceWithThePluginsResponse() throws {
         let (host, recorder) = try makeHost()
         let id = try host.call("echo", "echo", input: "hello")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.all == [.response(id, .success("hello"))])
     }
 
     @Test func H_1_unknownPluginIsAnsweredWithASentence() throws {
         let (host, recorder) = try makeHost()
         let id = try host.call("camera", "snap")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.all == [.response(id, .failure("plugin 'camera' is not available (available: echo)"))])
     }
 
     @Test func H_1_unknownOpListsTheValidOps() throws {
         let (host, recorder) = try makeHost()
         try host.call("echo", "ehco")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.responses() == [.failure("echo has no op 'ehco'; it has: echo")])
     }
 
@@ -29,7 +29,7 @@ import Testing
         let (host, recorder) = try makeHost([bad, TestPlugins.echo()])
         try host.call("bad", "go")
         try host.call("echo", "echo", input: "still here")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.responses() == [.failure("plugin 'bad' failed on 'go': boom"), .success("still here")])
     }
 
@@ -42,7 +42,7 @@ import Testing
             })
         let (host, recorder) = try makeHost([plugin])
         try host.call("p", "go")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.responses() == [.success("first")])
     }
 
@@ -56,7 +56,7 @@ import Testing
             })
         let (host, recorder) = try makeHost([plugin])
         try host.call("p", "go")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.responses() == [.success("one")])
     }
 
@@ -64,7 +64,7 @@ import Testing
         let plugin = ScriptedPlugin(name: "p", ops: ["forget"], onCall: { _, _, _ in })
         let (host, recorder) = try makeHost([plugin])
         try host.call("p", "forget")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.responses() == [.failure("plugin 'p' dropped the call to 'forget' without answering")])
     }
 
@@ -73,11 +73,11 @@ import Testing
         let slow = ScriptedPlugin(name: "slow", ops: ["later"], onCall: { _, _, reply in holder.hold(reply) })
         let (host, recorder) = try makeHost([slow])
         let id = try host.call("slow", "later")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.all.isEmpty)
         let reply = try #require(holder.heldReplies.withLock { $0.popLast() })
         spawn { reply.succeed("done") }.wait()
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.all == [.response(id, .success("done"))])
     }
 
@@ -88,7 +88,7 @@ import Testing
         try host.notify("echo", "echo", input: "b")
         try host.notify("nope", "x")
         let id = try host.call("echo", "echo", input: "c")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(
             recorder.all == [
                 .item(key: "e", .success("a")), .item(key: "e", .success("b")),
@@ -101,7 +101,7 @@ import Testing
         let odd = "not json {\u{0}\"é😀\u{1}\n\\"
         try host.call("echo", "echo", input: odd)
         try host.call("echo", "echo", input: "")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         let outputs = recorder.responses().map(\.output)
         #expect(outputs.map { Array($0.utf8) } == [Array(odd.utf8), []])
     }
@@ -119,7 +119,7 @@ import Testing
         #expect(!generated.contains(CallID(rawValue: 7)))
         holder.heldReplies.withLock { $0.first }?.succeed("done")
         try host.call("echo", "echo", input: "again", id: CallID(rawValue: 7))
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         let sevens = recorder.all.filter { if case .response(CallID(rawValue: 7), _) = $0 { true } else { false } }
         #expect(
             sevens == [
@@ -140,13 +140,13 @@ import Testing
             if case .response(_, let response) = delivery, response.output == "first" {
                 _ = try? box.host?.call("echo", "echo", input: "second")
                 // Waiting from the handler would wait for itself: refused at once.
-                #expect(box.host?.waitUntilIdle() == false)
+                #expect(throws: HostError.inDeliveryHandler("waitUntilIdle")) { try box.host?.waitUntilIdle() }
             }
         }
         box.host = host
         try host.register(TestPlugins.echo())
         try host.call("echo", "echo", input: "first")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.responses() == [.success("first"), .success("second")])
     }
 }
@@ -156,4 +156,25 @@ final class HostBox: @unchecked Sendable {
     // Written once before any delivery can happen, read only by the handler; weak so
     // that host → handler → box → host is not a cycle.
     weak var host: PluginHost?
+
+    /// The C ABI's cores choose every call id; a notify must never hold one of them.
+    @Test func H_2_aPendingNotifyNeverTakesAnIdTheCoreChooses() throws {
+        let plugin = ScriptedPlugin(name: "p", ops: ["hold", "echo"]) { op, input, reply in
+            if op == "hold" { ScriptedPluginHolder.shared.hold(reply) } else { reply.succeed(input) }
+        }
+        let (host, recorder) = try makeHost([plugin])
+        for _ in 0..<3 { try host.notify("p", "hold") }
+        for raw in UInt64(1)...3 { try host.call("p", "echo", input: String(raw), id: CallID(rawValue: raw)) }
+        try host.waitUntilIdle()
+        #expect(recorder.responses() == [.success("1"), .success("2"), .success("3")])
+        ScriptedPluginHolder.shared.release()
+    }
+}
+
+/// Holds replies for a test and lets them go at its end.
+final class ScriptedPluginHolder: Sendable {
+    static let shared = ScriptedPluginHolder()
+    private let replies = Monitor<[Reply]>([])
+    func hold(_ reply: Reply) { replies.withLock { $0.append(reply) } }
+    func release() { replies.withLock { $0.removeAll() } }
 }

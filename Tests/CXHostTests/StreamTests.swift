@@ -1,4 +1,4 @@
-import CXHost
+@testable import CXHost
 import Foundation
 import Synchronization
 import Testing
@@ -7,7 +7,7 @@ import Testing
     @Test func H_3_itemsArriveInEmissionOrderThenOneEnd() throws {
         let (host, recorder) = try makeHost()
         try host.subscribe(key: "c", plugin: "echo", stream: "count", input: "5")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.items("c").map(\.output) == ["1", "2", "3", "4", "5"])
         #expect(recorder.all.last == .end(key: "c"))
         #expect(recorder.ends("c") == 1)
@@ -16,7 +16,7 @@ import Testing
     @Test func H_3_unknownStreamGetsOneFailureItemAndAnEnd() throws {
         let (host, recorder) = try makeHost()
         try host.subscribe(key: "k", plugin: "echo", stream: "evnts")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(
             recorder.all == [
                 .item(key: "k", .failure("echo has no stream 'evnts'; it has: count, echoes")), .end(key: "k"),
@@ -26,7 +26,7 @@ import Testing
     @Test func H_3_unknownPluginSubscribeGetsOneFailureItemAndAnEnd() throws {
         let (host, recorder) = try makeHost()
         try host.subscribe(key: "k", plugin: "gps", stream: "fixes")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(
             recorder.all == [
                 .item(key: "k", .failure("plugin 'gps' is not available (available: echo)")), .end(key: "k"),
@@ -36,7 +36,7 @@ import Testing
     @Test func H_3_aStreamThatFailsToStartFailsAndEnds() throws {
         let (host, recorder) = try makeHost()
         try host.subscribe(key: "c", plugin: "echo", stream: "count", input: "many")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(
             recorder.all == [
                 .item(
@@ -55,11 +55,12 @@ import Testing
         let old = try #require(plugin.emitters.withLock { $0.first })
         try host.subscribe(key: "k", plugin: "p", stream: "s", input: "new")
         let new = try #require(plugin.emitters.withLock { $0.last })
-        #expect(plugin.stopped.withLock { $0 } == ["k"])
+        // The old stream is stopped before the new one starts.
+        #expect(plugin.log.withLock { $0 } == ["start k:old", "started k", "stop k", "start k:new", "started k"])
         #expect(!old.isActive && new.isActive)
         #expect(!old.emit("stale"))
         #expect(new.emit("fresh"))
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         // The core caused the old stream's end: no end delivery for it.
         #expect(recorder.all == [.item(key: "k", .success("fresh"))])
     }
@@ -82,7 +83,7 @@ import Testing
         old.emit("queued before replacement")
         try host.subscribe(key: "k", plugin: "p", stream: "s")
         gate.open()
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.items("k").isEmpty)
     }
 
@@ -91,12 +92,12 @@ import Testing
         try host.subscribe(key: "a", plugin: "echo", stream: "echoes")
         try host.subscribe(key: "b", plugin: "echo", stream: "echoes")
         try host.subscribe(key: "c", plugin: "echo", stream: "count", input: "1")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(host.subscribedKeys == ["a", "b"])  // c ended by the plugin, its end delivered
         host.unsubscribe(key: "a")
         try host.subscribe(key: "a", plugin: "echo", stream: "echoes")
         #expect(host.subscribedKeys == ["b", "a"])
-        host.shutdown()
+        try host.shutdown()
         #expect(host.subscribedKeys.isEmpty)
     }
 
@@ -104,7 +105,7 @@ import Testing
         let (host, recorder) = try makeHost()
         host.unsubscribe(key: "never")
         try host.call("echo", "echo", input: "fine")
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.responses() == [.success("fine")])
     }
 
@@ -117,36 +118,84 @@ import Testing
         host.unsubscribe(key: "k")
         #expect(!emitter.emit("after"))
         #expect(!emitter.end())
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.all.allSatisfy { $0 != .item(key: "k", .success("after")) })
         #expect(recorder.ends("k") == 0)
         #expect(plugin.stopped.withLock { $0 } == ["k"])
     }
 
-    @Test func H_4_deliveriesRacingAnUnsubscribeFromAnotherThread() throws {
-        for _ in 0..<20 {
-            let plugin = ScriptedPlugin(name: "p", streams: ["s"])
-            let (host, recorder) = try makeHost([plugin])
-            try host.subscribe(key: "k", plugin: "p", stream: "s")
-            let emitter = try #require(plugin.emitters.withLock { $0.first })
-            let started = Gate()
-            let producer = spawn {
-                var sent = 0
-                while emitter.emit(String(sent)) {
-                    sent += 1
-                    if sent == 100 { started.open() }
-                }
+    /// The core's handler is stuck in a delivery on "k" when another thread
+    /// unsubscribes "k". The hook opens the handler's gate only once the unsubscriber
+    /// is about to wait; an unsubscribe that did not wait would return with the item
+    /// still unrecorded, and the count it saw would differ from the final one.
+    @Test func H_4_unsubscribeWaitsOutADeliveryTheCoreIsHandling() throws {
+        try expectWaitsOutDelivery { host in host.unsubscribe(key: "k") }
+    }
+
+    @Test func H_4_replacingAKeyWaitsOutADeliveryOfTheOldStream() throws {
+        try expectWaitsOutDelivery { host in try? host.subscribe(key: "k", plugin: "p", stream: "s", input: "new") }
+    }
+
+    func expectWaitsOutDelivery(_ end: @escaping @Sendable (PluginHost) -> Void) throws {
+        let inHandler = Gate()
+        let release = Gate()
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let recorder = Recorder()
+        let host = PluginHost { delivery in
+            if case .item(_, .success("held")) = delivery {
+                inHandler.open()
+                release.wait()
             }
-            started.wait()
-            host.unsubscribe(key: "k")
-            let seenAtReturn = recorder.items("k").count
-            producer.wait()
-            host.waitUntilIdle()
-            let items = recorder.items("k")
-            #expect(items.count == seenAtReturn)
-            #expect(items.map(\.output) == (0..<items.count).map(String.init))
-            #expect(recorder.ends("k") == 0)
+            recorder.record(delivery)
         }
+        try host.register(plugin)
+        host.hooks.beforeWaitingOutDelivery = { _ in release.open() }
+        try host.subscribe(key: "k", plugin: "p", stream: "s", input: "old")
+        let emitter = try #require(plugin.emitters.withLock { $0.first })
+        emitter.emit("held")
+        inHandler.wait()
+        let seenAtReturn = Monitor(-1)
+        spawn {
+            end(host)
+            seenAtReturn.withLock { $0 = recorder.all.count }
+            release.open()  // a broken host never reached the hook
+        }.wait()
+        try host.waitUntilIdle()
+        #expect(seenAtReturn.withLock { $0 } == 1)
+        #expect(recorder.all == [.item(key: "k", .success("held"))])
+    }
+
+    /// The core unsubscribes after the stream went live and before the plugin's
+    /// `startStream` ran (the hook puts the unsubscribe exactly there). The plugin must
+    /// hear `stopStream` after its start returned, never before.
+    @Test func H_4_aStopNeverPrecedesItsStart() throws {
+        let emitted = Monitor<Bool?>(nil)
+        let plugin = ScriptedPlugin(
+            name: "p", streams: ["s"],
+            onStart: { _, _, emitter in emitted.withLock { $0 = emitter.emit("too late") } })
+        let (host, recorder) = try makeHost([plugin])
+        host.hooks.beforeStartStream = { key in host.unsubscribe(key: key) }
+        try host.subscribe(key: "k", plugin: "p", stream: "s", input: "x")
+        try host.waitUntilIdle()
+        #expect(plugin.log.withLock { $0 } == ["start k:x", "started k", "stop k"])
+        #expect(emitted.withLock { $0 } == false)
+        #expect(recorder.all.isEmpty)
+        #expect(host.subscribedKeys.isEmpty)
+    }
+
+    @Test func H_8_aStreamStartingDuringShutdownIsStoppedAfterItsStart() throws {
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let (host, recorder) = try makeHost([plugin])
+        let shutdownDone = Monitor<Gate?>(nil)
+        host.hooks.beforeStartStream = { _ in
+            // Shutdown runs on its own thread up to its wait for this invocation.
+            shutdownDone.withLock { $0 = spawn { #expect(throws: Never.self) { try host.shutdown() } } }
+            while !host.isShutDown { sched_yield() }
+        }
+        try host.subscribe(key: "k", plugin: "p", stream: "s", input: "x")
+        try #require(shutdownDone.withLock { $0 }).wait()
+        #expect(plugin.log.withLock { $0 } == ["start k:x", "started k", "stop k"])
+        #expect(recorder.all.isEmpty)
     }
 
     @Test func H_4_aPluginCausedEndIsDeliveredExactlyOnce() throws {
@@ -158,7 +207,7 @@ import Testing
         #expect(emitter.end())
         #expect(!emitter.end())
         #expect(!emitter.emit("too late"))
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.all == [.item(key: "k", .success("last")), .end(key: "k")])
         // The plugin ended it: unsubscribing afterwards does not stop it again.
         host.unsubscribe(key: "k")
@@ -181,7 +230,7 @@ import Testing
         first.end()
         try host.subscribe(key: "k", plugin: "p", stream: "s")
         gate.open()
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(recorder.ends("k") == 0)
         let second = try #require(plugin.emitters.withLock { $0.last })
         #expect(second.isActive)
@@ -202,7 +251,7 @@ import Testing
             spawn { for call in 0..<500 { _ = try? host.call("echo", "echo", input: "\(index)-\(call)") } }
         }
         for thread in threads { thread.wait() }
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         #expect(count.load(ordering: .relaxed) == 4000)
         #expect(most.load(ordering: .relaxed) == 1)
     }
@@ -216,7 +265,7 @@ import Testing
             spawn { for index in 0..<1000 { emitter.emit(String(index)) } }
         }
         for thread in threads { thread.wait() }
-        host.waitUntilIdle()
+        try host.waitUntilIdle()
         for key in ["a", "b", "c"] {
             #expect(recorder.items(key).map(\.output) == (0..<1000).map(String.init))
         }
@@ -237,7 +286,7 @@ import Testing
             ]
             for step in steps {
                 try step()
-                host.waitUntilIdle()
+                try host.waitUntilIdle()
             }
             return recorder.all
         }

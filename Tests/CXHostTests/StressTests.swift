@@ -62,8 +62,8 @@ import Testing
         for worker in workers { worker.wait() }
         shared.stop.store(true, ordering: .relaxed)
         producer.wait()
-        host.waitUntilIdle()
-        host.shutdown()
+        try host.waitUntilIdle()
+        try host.shutdown()
 
         let deliveries = shared.log.withLock { $0 }
         let overlapped = shared.overlapped.load(ordering: .relaxed)

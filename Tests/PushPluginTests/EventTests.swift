@@ -36,6 +36,9 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         let app = try App()
         try app.subscribe()
         try app.subscribe()
+        // The plugin let the first subscription go (a plugin that ignored stopStream
+        // would still hold it, and emit into it).
+        #expect(app.plugin.diagnostics.liveSubscribers == 1)
         _ = app.ios.willPresent(notification("n1", alert))
         #expect(app.events().count == 1)
     }
@@ -57,7 +60,13 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         let app = try App(platform: .web)
         try app.subscribe()
         _ = try app.register()
+        // Whatever a (misbehaving) shell forwards, the web plugin emits nothing.
+        _ = app.ios.willPresent(notification("n1", alert))
+        tap(app, "n2", alert)
+        app.ios.didRegisterForRemoteNotifications(deviceToken: [0x01])
+        app.android.onMessageReceived(RemoteMessage(messageID: "m", data: object(#"{"k":"v"}"#)))
         #expect(app.events().isEmpty)
+        #expect(app.plugin.diagnostics.buffered == 0)
         #expect(app.deliveries.allSatisfy { if case .end = $0 { false } else { true } })
     }
 

@@ -61,9 +61,26 @@ import Testing
         for index in 0..<100 { buffer.addOpened(String(index)) }
         buffer.setTokenRefresh("t")
         #expect(buffer.count == 33 && buffer.droppedTaps == 68)
-        let drained = buffer.drain()
+        let drained = buffer.flush { _ in true }
         #expect(drained.first == .opened("68") && drained.last == .tokenRefresh(token: "t"))
         #expect(buffer.isEmpty && buffer.droppedTaps == 68)
+    }
+
+    @Test func TAP_4_aFlushThatIsRefusedKeepsTheRestInOrderAndCounted() {
+        var buffer = TapBuffer()
+        for index in 0..<32 { buffer.addOpened(String(index)) }
+        var accepted = 0
+        let delivered = buffer.flush { _ in
+            accepted += 1
+            return accepted <= 10
+        }
+        #expect(delivered == (0..<10).map { .opened(String($0)) })
+        #expect(buffer.entries == (10..<32).map { .opened(String($0)) })
+        // The bound still counts only what is really held: 10 more fit before a drop.
+        for index in 32..<42 { buffer.addOpened(String(index)) }
+        #expect(buffer.count == 32 && buffer.droppedTaps == 0)
+        buffer.addOpened("42")
+        #expect(buffer.droppedTaps == 1 && buffer.entries.first == .opened("11"))
     }
 
     /// The property behind "a shell must not change a payload value": for random

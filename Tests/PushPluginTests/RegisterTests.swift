@@ -70,7 +70,7 @@ import Testing
     @Test func anUnknownOpListsRegister() throws {
         let app = try App()
         let id = try app.host.call("push", "regster")
-        app.host.waitUntilIdle()
+        try app.host.waitUntilIdle()
         #expect(app.deliveries == [.response(id, .failure("push has no op 'regster'; it has: register"))])
     }
 }

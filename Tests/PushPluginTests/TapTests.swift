@@ -1,4 +1,4 @@
-import CXHost
+@testable import CXHost
 import OrderedJSON
 import PushPlugin
 import Testing
@@ -68,7 +68,7 @@ func tap(_ app: App, _ id: String, _ userInfo: String) {
         let app = try App()
         try app.subscribe()
         tap(app, "t", #"{"n":1}"#)
-        app.host.waitUntilIdle()  // as a shell does between steps
+        try app.host.waitUntilIdle()  // as a shell does between steps
         app.host.unsubscribe(key: "push")
         try app.subscribe()
         #expect(app.events() == [#"{"n":1,"mobiler_push":"opened"}"#])
@@ -137,5 +137,53 @@ func tap(_ app: App, _ id: String, _ userInfo: String) {
         next.ios.didFinishLaunching(remoteNotification: nil)
         try next.subscribe()
         #expect(next.events() == [#"{"type":"token_refresh","token":"bb"}"#])
+    }
+
+    /// The core unsubscribes after its subscription went live and before the plugin's
+    /// start ran (the host hook puts it exactly there). The flush into that dead
+    /// subscription fails, so the tap and the rotation stay buffered, the rotation is
+    /// not remembered as told, and the next subscription gets both, in arrival order.
+    @Test func TAP_2_TOK_2_aSubscriptionEndedBeforeItStartedLosesNothing() throws {
+        let app = try App()
+        _ = try app.register()
+        app.ios.didRegisterForRemoteNotifications(deviceToken: [0xFF, 0xEE])
+        tap(app, "t1", #"{"n":1,"aps":{"alert":"x"}}"#)
+        let host = app.host
+        host.hooks.beforeStartStream = { key in host.unsubscribe(key: key) }
+        try app.subscribe("dead")
+        #expect(app.events("dead").isEmpty)
+        #expect(app.plugin.diagnostics.buffered == 2)
+        #expect(app.plugin.diagnostics.liveSubscribers == 0)
+        #expect(app.system.settings.withLock { $0.storedToken } == "0a1b2c3d")
+        host.hooks.beforeStartStream = nil
+        try app.subscribe("live")
+        #expect(
+            app.events("live") == [
+                #"{"type":"token_refresh","token":"ffee"}"#, #"{"n":1,"body":"x","mobiler_push":"opened"}"#,
+            ])
+        #expect(app.system.settings.withLock { $0.storedToken } == "ffee")
+    }
+
+    /// A tap and a rotation while the only subscription is one the core already ended
+    /// (its stop is still on its way to the plugin) go to the buffer, not into the
+    /// dead stream.
+    @Test func TAP_2_aTapIntoAnEndedSubscriptionIsBuffered() throws {
+        let app = try App()
+        let host = app.host
+        host.hooks.beforeStartStream = { key in host.unsubscribe(key: key) }
+        host.hooks.afterStartStream = { _ in
+            #expect(app.plugin.diagnostics.liveSubscribers == 1)
+            tap(app, "t2", #"{"n":2,"aps":{"alert":"y"}}"#)
+            app.ios.didRegisterForRemoteNotifications(deviceToken: [0xAB])
+        }
+        _ = try app.register()
+        try app.subscribe("dead")
+        host.hooks = HostHooks()
+        try app.subscribe("live")
+        #expect(app.events("dead").isEmpty)
+        #expect(
+            app.events("live") == [
+                #"{"n":2,"body":"y","mobiler_push":"opened"}"#, #"{"type":"token_refresh","token":"ab"}"#,
+            ])
     }
 }

@@ -38,7 +38,7 @@ import Testing
         let host = try #require(device.host)
         #expect(try device.kill() == .notRunning)
         #expect(device.host == nil)
-        #expect(throws: HostError.shutDown) { try host.call("push", "register") }
+        #expect(host.isShutDown)
     }
 
     @Test func forceStopIsAndroidOnlyAndClearsTheTray() throws {

@@ -60,7 +60,11 @@ typedef enum cx_status {
     /* cx_unsubscribe: no stream under that key. Nothing changed (not an error). */
     CX_UNKNOWN_KEY = 10,
     /* An argument is out of range (an empty plugin name, a count without an array). */
-    CX_ERR_INVALID_ARGUMENT = 11
+    CX_ERR_INVALID_ARGUMENT = 11,
+    /* Not allowed from inside a plugin function the host is running on this thread
+       (a plugin's call, start_stream or stop_stream): waiting there would wait for that
+       function itself (cx_wait_idle, cx_host_shutdown, cx_host_destroy). Nothing was done. */
+    CX_ERR_IN_PLUGIN = 12
 } cx_status;
 
 /* A short English name for a status ("CX_ERR_NULL"); never NULL, static storage. */
@@ -126,18 +130,21 @@ cx_status cx_subscribe(cx_host *host, const char *key, size_t key_len, const cha
 cx_status cx_unsubscribe(cx_host *host, const char *key, size_t key_len);
 
 /* Blocks until every request so far has been handled and every resulting delivery
-   made (H-6). CX_ERR_IN_CALLBACK from the delivery callback. */
+   made (H-6). CX_ERR_IN_CALLBACK from the delivery callback, CX_ERR_IN_PLUGIN from a
+   plugin function this host is running on this thread. */
 cx_status cx_wait_idle(cx_host *host);
 
 /* Shuts down (H-8): stops every stream, answers every pending call with ok = false
    (those answers are delivered before this returns), and delivers nothing afterwards.
    Later requests answer CX_ERR_SHUT_DOWN. Idempotent. From inside the callback the
-   final answers follow right after the callback returns. */
+   final answers follow right after the callback returns. CX_ERR_IN_PLUGIN (nothing
+   done) from a plugin function this host is running on this thread. */
 cx_status cx_host_shutdown(cx_host *host);
 
 /* Shuts down if needed, releases every plugin (their `release` runs) and every reply
    and emitter handle of this host, and frees the host: the handle is dead after it.
-   No callback runs after this returns. CX_ERR_IN_CALLBACK from the delivery callback. */
+   No callback runs after this returns. CX_ERR_IN_CALLBACK from the delivery callback,
+   CX_ERR_IN_PLUGIN from a plugin function this host is running on this thread. */
 cx_status cx_host_destroy(cx_host *host);
 
 /* ------------------------------------------------------------------------------ */
@@ -154,12 +161,17 @@ typedef struct cx_str {
 
 /* What the host calls. Each function may be called on any thread (the thread of
    the request that caused it), never while the host holds a lock, so it may call the
-   host back. `context` is the plugin's own pointer, passed back untouched. */
+   host back, and it may emit or answer while holding a lock of its own (the host
+   takes none of a plugin's locks). It must not wait for the host to be idle or shut
+   it down (CX_ERR_IN_PLUGIN). `context` is the plugin's own pointer, passed back
+   untouched. The host calls stop_stream for an emitter only after its start_stream
+   has returned, even when the core unsubscribes from another thread meanwhile. */
 typedef struct cx_plugin {
     void *context;
     /* A call or notify for one of the plugin's ops. Answer exactly once with
        cx_reply_send, now or later, from any thread. Return 0; a non-zero return
-       without an answer answers ok = false ("plugin 'x' failed on 'op': status N"). */
+       without an answer answers ok = false ("plugin 'x' failed on 'op': status N")
+       and releases `reply`: do not use it after returning non-zero. */
     int (*call)(void *context, const char *op, size_t op_len, const char *input, size_t input_len, cx_reply *reply);
     /* Starts one of the plugin's streams. Emit with cx_emit, end with cx_end, from any
        thread. The emitter handle is yours until you pass it to cx_emitter_release. May be NULL
