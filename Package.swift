@@ -45,6 +45,7 @@ let package = Package(
             dependencies: ["ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON"],
             path: "Tests/ShellTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),
+        .testTarget(name: "CXTests", dependencies: ["CX", "CCX"], path: "Tests/CXTests"),
     ],
     swiftLanguageModes: [.v6]
 )

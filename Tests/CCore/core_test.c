@@ -132,6 +132,26 @@ static void hold_stop(void *context, cx_emitter *emitter) {
     ((holder *)context)->stops++; /* keeps the handle, to emit after unsubscribe */
 }
 
+/* ---- a C plugin that waits for or shuts down its own host from inside `call` ------ */
+
+typedef struct self_waiter {
+    cx_host *host;
+    cx_status wait, shutdown, destroy;
+} self_waiter;
+
+static int self_wait_call(void *context, const char *op, size_t op_len, const char *input, size_t input_len,
+                          cx_reply *reply) {
+    (void)op;
+    (void)op_len;
+    (void)input;
+    (void)input_len;
+    self_waiter *w = context;
+    w->wait = cx_wait_idle(w->host);
+    w->shutdown = cx_host_shutdown(w->host);
+    w->destroy = cx_host_destroy(w->host);
+    return (int)cx_reply_send(reply, true, S("still here"));
+}
+
 /* ---- the checks --------------------------------------------------------------------- */
 
 static void abi_and_arguments(recorder *r) {
@@ -252,6 +272,45 @@ static void reentrancy(recorder *r) {
     CHECK_STATUS(cx_host_destroy(host), CX_OK);
 }
 
+/* Waiting for the host from inside one of its plugins would wait for that plugin
+   itself: each is refused with CX_ERR_IN_PLUGIN, nothing is done, and the call is
+   answered. (Before the fix each of these hung forever.) */
+static void plugin_reentrancy(recorder *r) {
+    reset(r);
+    cx_host *host;
+    CHECK_STATUS(cx_host_create(deliver, r, &host), CX_OK);
+    self_waiter w = {host, CX_OK, CX_OK, CX_OK};
+    const cx_str ops[] = {{"go", 2}};
+    const cx_plugin plugin = {&w, self_wait_call, NULL, NULL, NULL};
+    CHECK_STATUS(cx_register_plugin(host, S("self"), ops, 1, NULL, 0, &plugin), CX_OK);
+    CHECK_STATUS(cx_call(host, 1, S("self"), S("go"), S("")), CX_OK);
+    CHECK_STATUS(cx_wait_idle(host), CX_OK);
+    CHECK_STATUS(w.wait, CX_ERR_IN_PLUGIN);
+    CHECK_STATUS(w.shutdown, CX_ERR_IN_PLUGIN);
+    CHECK_STATUS(w.destroy, CX_ERR_IN_PLUGIN);
+    const record *answer = response(r, 1);
+    CHECK(answer && answer->ok && strcmp(answer->output, "still here") == 0);
+    CHECK(strcmp(cx_status_name(CX_ERR_IN_PLUGIN), "CX_ERR_IN_PLUGIN") == 0);
+    CHECK_STATUS(cx_host_destroy(host), CX_OK);
+}
+
+/* A notify's id is the host's own; it never collides with the ids the core chooses. */
+static void notify_ids(recorder *r) {
+    reset(r);
+    holder h = {0};
+    cx_host *host;
+    CHECK_STATUS(cx_host_create(deliver, r, &host), CX_OK);
+    const cx_str ops[] = {{"wait", 4}, {"fail", 4}};
+    const cx_plugin plugin = {&h, hold_call, NULL, NULL, NULL};
+    CHECK_STATUS(cx_register_plugin(host, S("hold"), ops, 2, NULL, 0, &plugin), CX_OK);
+    CHECK_STATUS(cx_notify(host, S("hold"), S("wait"), S("")), CX_OK); /* held, unanswered */
+    CHECK_STATUS(cx_call(host, 1, S("hold"), S("fail"), S("")), CX_OK);
+    CHECK_STATUS(cx_wait_idle(host), CX_OK);
+    const record *answer = response(r, 1);
+    CHECK(answer && !answer->ok);
+    CHECK_STATUS(cx_host_destroy(host), CX_OK);
+}
+
 /* The headless device: the push contract's four iOS checks, in-process. */
 static cx_status request(cx_device *device, const char *line, char *reply_out, size_t size) {
     char *reply = NULL;
@@ -316,6 +375,64 @@ static void headless_device(recorder *r) {
     CHECK_STATUS(cx_device_request(device, S("{}"), &unused, &unused_length), CX_ERR_BAD_HANDLE);
 }
 
+/* Deep input on a C caller's small stack (cx.h promises 256 KiB is enough): a
+   9,000-paren FCM condition and JSON nested past the limit are refused, and a payload
+   at the limit is delivered. (The condition once crashed the shell with SIGSEGV.) */
+typedef struct deep_result {
+    recorder *r;
+    bool condition_refused, nesting_refused, deepest_delivered;
+} deep_result;
+
+static void *deep_inputs(void *argument) {
+    deep_result *result = argument;
+    cx_device *device;
+    static char line[64 << 10];
+    char reply[4096];
+    if (cx_device_create(deliver, result->r, &device) != CX_OK) return NULL;
+    request(device, "{\"op\":\"device\",\"platform\":\"android\"}", reply, sizeof reply);
+    int n = snprintf(line, sizeof line, "{\"op\":\"fcm\",\"body\":{\"message\":{\"condition\":\"");
+    for (int i = 0; i < 9000; i++) line[n++] = '(';
+    snprintf(line + n, sizeof line - n, "'a' in topics\"}}}");
+    request(device, line, reply, sizeof reply);
+    result->condition_refused = strstr(reply, "nesting is deeper than 32 levels") != NULL;
+
+    request(device, "{\"op\":\"device\",\"platform\":\"ios\"}", reply, sizeof reply);
+    request(device, "{\"op\":\"launch\"}", reply, sizeof reply);
+    request(device, "{\"op\":\"permission\",\"answer\":\"grant\"}", reply, sizeof reply);
+    request(device, "{\"op\":\"call\",\"plugin\":\"push\",\"method\":\"register\",\"input\":\"\"}", reply, sizeof reply);
+    request(device, "{\"op\":\"subscribe\",\"key\":\"deep\",\"plugin\":\"push\",\"stream\":\"events\",\"input\":\"\"}", reply, sizeof reply);
+    for (int depth = 127; depth <= 200000; depth += 200000 - 127) {
+        n = snprintf(line, sizeof line, "{\"op\":\"apns\",\"headers\":{\"apns-topic\":\"com.example.app\"},\"body\":{\"aps\":{\"alert\":\"x\"},\"d\":");
+        int levels = depth < 2000 ? depth - 2 : 30000; /* the request line adds two levels */
+        for (int i = 0; i < levels; i++) line[n++] = '[';
+        for (int i = 0; i < (depth < 2000 ? levels : 0); i++) line[n++] = ']';
+        snprintf(line + n, sizeof line - n, "}}");
+        int before = result->r->count;
+        request(device, line, reply, sizeof reply);
+        if (depth < 2000)
+            result->deepest_delivered = strstr(reply, "\"ok\":true") != NULL && result->r->count == before + 1;
+        else
+            result->nesting_refused = strstr(reply, "nesting is deeper than 128 levels") != NULL;
+    }
+    cx_device_destroy(device);
+    return NULL;
+}
+
+static void small_stack(recorder *r) {
+    reset(r);
+    deep_result result = {r, false, false, false};
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 256 << 10);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, &attributes, deep_inputs, &result) == 0);
+    pthread_join(thread, NULL);
+    pthread_attr_destroy(&attributes);
+    CHECK(result.condition_refused);
+    CHECK(result.nesting_refused);
+    CHECK(result.deepest_delivered);
+}
+
 int main(void) {
     recorder r;
     memset(&r, 0, sizeof r);
@@ -324,7 +441,10 @@ int main(void) {
     kvstore_plugin(&r);
     holding_plugin(&r);
     reentrancy(&r);
+    plugin_reentrancy(&r);
+    notify_ids(&r);
     headless_device(&r);
+    small_stack(&r);
     pthread_mutex_destroy(&r.lock);
     printf("C core: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

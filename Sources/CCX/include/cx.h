@@ -15,6 +15,9 @@
  *    never issued, was released, or is of another kind gives CX_ERR_BAD_HANDLE.
  *  - Pointers the host passes to your callbacks are valid only during the callback;
  *    copy what you keep. Pointers you pass in are copied before the function returns.
+ *  - Any thread with at least 256 KiB of stack may call in. Input that could recurse
+ *    deeper (JSON nested past 128 levels, an FCM condition past 32) is refused with an
+ *    error that says so before anything recurses, so no input can exhaust that stack.
  */
 #ifndef CX_H
 #define CX_H
