@@ -16,20 +16,15 @@ public struct SimctlPayload: Sendable {
 
     public static let targetBundleKey = "Simulator Target Bundle"
 
-    /// What simctl refuses, with a short code and its sentence. simctl is not HTTP,
-    /// so there is no status.
-    public struct Rejection: Error, Sendable, Equatable, CustomStringConvertible {
-        public let reason: String
-        public let detail: String
-        public var description: String { "\(reason): \(detail)" }
-    }
-
     /// Validates as simctl does: at most 4096 bytes, a JSON object with an `aps`
     /// object, and a target bundle (argument or file) that is installed. The payload
     /// is delivered as written, `Simulator Target Bundle` included.
-    public func validate(installedBundle: String) -> Result<(bundle: String, payload: JSONObject), Rejection> {
-        func reject(_ reason: String, _ detail: String) -> Result<(bundle: String, payload: JSONObject), Rejection> {
-            .failure(Rejection(reason: reason, detail: detail))
+    ///
+    /// simctl is not HTTP; a refusal carries the status APNs gives the same problem
+    /// (413 for size, 400 for the rest) so that drivers read both alike.
+    public func validate(installedBundle: String) -> Result<(bundle: String, payload: JSONObject), APNsRejection> {
+        func reject(_ reason: String, _ detail: String) -> Result<(bundle: String, payload: JSONObject), APNsRejection> {
+            .failure(APNsRejection(status: reason == "PayloadTooLarge" ? 413 : 400, reason: reason, detail: detail))
         }
         if file.isEmpty { return reject("PayloadEmpty", "the payload file is empty") }
         if file.count > 4096 {

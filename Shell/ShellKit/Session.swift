@@ -141,10 +141,7 @@ public final class Session {
                 file: file.bytes, parsedFile: file.value, bundleArgument: try request.optionalString("bundle"))
             switch simctl.validate(installedBundle: device.bundleID) {
             case .failure(let rejection):
-                reply = JSONObject([
-                    ("reply", request.id), ("ok", false), ("reason", .string(rejection.reason)),
-                    ("detail", .string(rejection.detail)),
-                ])
+                reply = Self.rejection(request.id, rejection)
             case .success(let accepted):
                 reply["apns-id"] = .string(device.makeAPNsID())
                 record(device.receive(apnsPayload: accepted.payload, collapseID: nil), in: &reply)

@@ -1,7 +1,6 @@
 import CXHost
 import EchoPlugin
 import PushPlugin
-import Synchronization
 
 /// One life of the app's process: a host with the app's plugins. When the process
 /// dies its host is shut down, and whatever it still delivers is discarded, because
@@ -30,8 +29,8 @@ final class AppProcess: Sendable {
     }
 
     private final class Liveness: Sendable {
-        private let alive = Atomic(true)
-        var isAlive: Bool { alive.load(ordering: .acquiring) }
-        func kill() { alive.store(false, ordering: .releasing) }
+        private let alive = Monitor(true)
+        var isAlive: Bool { alive.withLock { $0 } }
+        func kill() { alive.withLock { $0 = false } }
     }
 }

@@ -1,4 +1,5 @@
 import CCX
+import CXHost
 import Dispatch
 import Foundation
 import OrderedJSON
@@ -6,9 +7,8 @@ import ShellKit
 
 /// The headless shell in-process: `cx_device_request` is one protocol line.
 final class CDevice: Sendable {
-    private let lock = NSLock()
-    /// Only touched with `lock` held: one request at a time, as the protocol is.
-    nonisolated(unsafe) private let session = Session()
+    /// One request at a time, as the protocol is.
+    private let session = Monitor(Session())
     private let callback: DeliveryCallback
     private let queue = DispatchQueue(label: "cx.c-device")
     private static let queueKey = DispatchSpecificKey<Bool>()
@@ -30,9 +30,12 @@ final class CDevice: Sendable {
     /// Handles one line; its deliveries reach the callback, on the device's delivery
     /// thread, before the reply is returned.
     func request(_ line: UnsafeRawBufferPointer) -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        let output = session.handle(line: line)
+        session.withLock { session in answer(session.handle(line: line)) }
+    }
+
+    /// Hands the deliveries to the callback on the device's delivery thread, waits for
+    /// them, and returns the reply line.
+    private func answer(_ output: [String]) -> String {
         let deliveries = output.dropLast().compactMap { try? JSON.parse(text: $0) }
         if !deliveries.isEmpty {
             let done = DispatchSemaphore(value: 0)

@@ -66,9 +66,26 @@ import Testing
         #expect(rejection.timestamp == 1234)
     }
 
+    /// "APNs device tokens are of variable length": every even length is a
+    /// well-formed token, in either case; every odd length and every non-hex digit is not.
     @Test func tokensAreCaseInsensitiveHexOfAnyEvenLength() throws {
-        _ = try validate([:], token: token.uppercased()).get()
+        let digits = Array("0123456789abcdef")
+        for length in 1...200 {
+            let issued = String((0..<length).map { digits[($0 * 7 + length) % 16] })
+            let destination = APNsDestination(token: issued, bundleID: "com.example.app")
+            for spelling in [issued, issued.uppercased()] {
+                let result = APNsRequest(
+                    headers: ["apns-topic": "com.example.app"], body: Array(#"{"aps":{}}"#.utf8), token: spelling
+                ).validate(for: destination)
+                if length % 2 == 0 {
+                    #expect((try? result.get()) != nil, "length \(length)")
+                } else {
+                    #expect(reason(result) == "400 BadDeviceToken", "length \(length)")
+                }
+            }
+        }
         _ = try validate([":path": "/3/device/\(token)"]).get()
+        #expect(reason(validate([:], token: String(token.dropLast()) + "g")) == "400 BadDeviceToken")
     }
 
     @Test func pushTypesNeedTheirTopicSuffix() throws {

@@ -22,33 +22,63 @@ import Testing
     @Test func thousandsOfRandomLinesNeverStopTheShell() {
         let session = Session()
         var generator = IDGenerator(seed: 0x5EED)  // replayable
-        let ops = ["device", "launch", "kill", "tap", "apns", "fcm", "simctl", "call", "subscribe", "state", "nope"]
-        let fragments = [
-            "{", "}", "[", "]", "\"op\":", "\"id\":", ",", "null", "1e400", "-0", "\"\\u0000\"", "\"platform\":\"ios\"",
-            "\"body\":", "{\"aps\":{}}", "\"headers\":", "true", "99999999999999999999", "\u{FF}", "\"which\":",
-        ]
-        for index in 0..<3000 {
-            var line: [UInt8]
-            switch index % 3 {
-            case 0:
-                line = (0..<Int.random(in: 0...40, using: &generator)).map { _ in
-                    UInt8.random(in: 0...255, using: &generator)
-                }
-            case 1:
-                line = Array(
+        for index in 0..<2000 {
+            let line: [UInt8] =
+                index % 2 == 0
+                ? (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                : Array(
                     (0..<Int.random(in: 1...12, using: &generator)).map { _ in
-                        fragments.randomElement(using: &generator)!
+                        ["{", "}", "[", "]", "\"op\":", "\"id\":", ",", "null", "1e400", "\"x\"", "\u{FF}"]
+                            .randomElement(using: &generator)!
                     }.joined().utf8)
-            default:
-                let op = ops.randomElement(using: &generator)!
-                let field = fragments.randomElement(using: &generator)!
-                line = Array(
-                    #"{"op":"\#(op)","platform":"android","which":"newest","id":\#(index),"x":\#(field)}"#.utf8)
-            }
             expectOneReply(session.handle(line: line))
         }
         let after = session.handle(#"{"op":"device","platform":"ios","id":"still here"}"#)
         #expect(after == [#"{"reply":"still here","ok":true,"platform":"ios","bundle":"com.example.app"}"#])
+    }
+
+    /// Valid requests with exactly one field broken (missing, or of a wrong type): each
+    /// is refused with a sentence that names that field, delivers nothing, and changes
+    /// nothing (the device's state reads the same before and after).
+    @Test func requestsWithOneBrokenFieldAreRefusedByNameAndChangeNothing() throws {
+        let templates: [(platform: String, op: String, fields: [(String, String)])] = [
+            ("ios", "permission", [("answer", #""deny""#)]),
+            ("ios", "call", [("plugin", #""push""#), ("method", #""register""#), ("input", #""""#)]),
+            ("ios", "notify", [("plugin", #""push""#), ("method", #""register""#), ("input", #""""#)]),
+            ("ios", "subscribe", [("key", #""k2""#), ("plugin", #""push""#), ("stream", #""events""#), ("input", #""""#)]),
+            ("ios", "unsubscribe", [("key", #""push""#)]),
+            ("ios", "tap", [("which", #""newest""#)]),
+            ("ios", "apns", [("body", #"{"aps":{"alert":"x"}}"#), ("headers", #"{"apns-topic":"com.example.app"}"#)]),
+            ("ios", "simctl", [("file", #"{"aps":{"alert":"x"}}"#), ("bundle", #""com.example.app""#)]),
+            ("android", "fcm", [("body", #"{"message":{"topic":"t","data":{"k":"v"}}}"#)]),
+            ("android", "device", [("platform", #""android""#), ("bundle", #""com.example.app""#)]),
+        ]
+        let wrongTypes = ["7", "[]", "{}", "true", "null", "1.5"]
+        var generator = IDGenerator(seed: 0xB40CE)
+        for (platform, op, fields) in templates {
+            let session = Session()
+            _ = session.handle(#"{"op":"device","platform":"\#(platform)"}"#)
+            _ = session.handle(#"{"op":"launch"}"#)
+            _ = session.handle(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
+            _ = session.handle(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events","input":""}"#)
+            for (index, field) in fields.enumerated() {
+                for broken in [nil] + wrongTypes.shuffled(using: &generator).prefix(3).map(Optional.some) {
+                    // Optional strings may be null, and a JSON "body" may be any value.
+                    if broken == "null" && ["input", "bundle", "headers"].contains(field.0) { continue }
+                    if ["body", "file"].contains(field.0) && broken != nil { continue }
+                    if broken == nil && ["input", "bundle", "headers"].contains(field.0) { continue }
+                    var members = fields.map { #""\#($0.0)":\#($0.1)"# }
+                    if let broken { members[index] = #""\#(field.0)":\#(broken)"# } else { members.remove(at: index) }
+                    let line = #"{"op":"\#(op)""# + members.map { "," + $0 }.joined() + "}"
+                    let before = session.handle(#"{"op":"state"}"#)
+                    let output = session.handle(line)
+                    #expect(output.count == 1, "\(line) delivered \(output.dropLast())")
+                    let reply = output.last ?? ""
+                    #expect(reply.contains(#""ok":false"#) && reply.contains(#"\"\#(field.0)"#), "\(line) → \(reply)")
+                    #expect(session.handle(#"{"op":"state"}"#) == before, "\(line) changed the state")
+                }
+            }
+        }
     }
 
     @Test func anOversizedLineIsRefusedWithItsSize() {

@@ -6,7 +6,7 @@ import Testing
     func reason(_ file: String, bundle: String? = nil) -> String? {
         let payload = SimctlPayload(file: Array(file.utf8), bundleArgument: bundle)
         if case .failure(let rejection) = payload.validate(installedBundle: "com.example.app") {
-            return rejection.reason
+            return "\(rejection.status) \(rejection.reason)"
         }
         return nil
     }
@@ -27,23 +27,31 @@ import Testing
     }
 
     @Test func eachRuleHasItsReason() {
-        #expect(reason("") == "PayloadEmpty")
+        #expect(reason("") == "400 PayloadEmpty")
         #expect(
             reason(#"{"aps":{},"p":""# + String(repeating: "x", count: 4100) + #""}"#, bundle: "com.example.app")
-                == "PayloadTooLarge")
-        #expect(reason("{aps", bundle: "com.example.app") == "InvalidJSON")
-        #expect(reason("[]", bundle: "com.example.app") == "NotAnObject")
-        #expect(reason(#"{"k":1}"#, bundle: "com.example.app") == "MissingAps")
-        #expect(reason(#"{"aps":[]}"#, bundle: "com.example.app") == "InvalidAps")
-        #expect(reason(#"{"aps":{},"Simulator Target Bundle":7}"#) == "InvalidTargetBundle")
-        #expect(reason(#"{"aps":{}}"#) == "MissingBundle")
-        #expect(reason(#"{"aps":{}}"#, bundle: "com.other.app") == "AppNotInstalled")
+                == "413 PayloadTooLarge")
+        #expect(reason("{aps", bundle: "com.example.app") == "400 InvalidJSON")
+        #expect(reason("[]", bundle: "com.example.app") == "400 NotAnObject")
+        #expect(reason(#"{"k":1}"#, bundle: "com.example.app") == "400 MissingAps")
+        #expect(reason(#"{"aps":[]}"#, bundle: "com.example.app") == "400 InvalidAps")
+        #expect(reason(#"{"aps":{},"Simulator Target Bundle":7}"#) == "400 InvalidTargetBundle")
+        #expect(reason(#"{"aps":{}}"#) == "400 MissingBundle")
+        #expect(reason(#"{"aps":{}}"#, bundle: "com.other.app") == "400 AppNotInstalled")
     }
 
-    @Test func aParsedFileIsUsedAsGiven() throws {
-        let value: JSON = ["aps": ["alert": "x"]]
-        let accepted = try SimctlPayload(file: value.compactBytes, parsedFile: value, bundleArgument: "com.example.app")
-            .validate(installedBundle: "com.example.app").get()
-        #expect(JSON.object(accepted.payload) == value)
+    /// A caller that already parsed the file (the protocol's `file` field) gets the
+    /// same rules: the size counts the bytes, the shape is checked on the value.
+    @Test func aParsedFileMeetsTheSameRules() throws {
+        let large: JSON = ["aps": ["alert": "x"], "pad": .string(String(repeating: "x", count: 4100))]
+        let tooLarge = SimctlPayload(file: large.compactBytes, parsedFile: large, bundleArgument: "com.example.app")
+        #expect(throws: APNsRejection.self) { try tooLarge.validate(installedBundle: "com.example.app").get() }
+        let noAps: JSON = ["alert": "x"]
+        let missing = SimctlPayload(file: noAps.compactBytes, parsedFile: noAps, bundleArgument: "com.example.app")
+        if case .failure(let rejection) = missing.validate(installedBundle: "com.example.app") {
+            #expect(rejection.status == 400 && rejection.reason == "MissingAps")
+        } else {
+            Issue.record("a parsed file without aps was accepted")
+        }
     }
 }
