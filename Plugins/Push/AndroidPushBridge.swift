@@ -29,11 +29,15 @@ public struct RemoteMessage: Sendable, Equatable {
     }
 }
 
-/// An activity intent as Android hands it over: its extras, in order.
+/// An activity intent as Android hands it over: its action and its extras, in order.
 public struct AndroidIntent: Sendable, Equatable {
+    /// The intent's action: `AndroidPushBridge.openAction` for a notification the
+    /// plugin posted; nil for the launcher's intent and for FCM's own notifications.
+    public var action: String?
     public var extras: JSONObject
 
-    public init(extras: JSONObject) {
+    public init(action: String? = nil, extras: JSONObject) {
+        self.action = action
         self.extras = extras
     }
 }
@@ -44,10 +48,22 @@ public struct AndroidIntent: Sendable, Equatable {
 public struct AndroidPushBridge: Sendable {
     let plugin: PushPlugin
 
+    /// The action of the intents the plugin posts. The plugin reads its own extras
+    /// only from an intent with this action: the extras of an FCM-displayed
+    /// notification are the message's data keys, and no data key may steer the
+    /// plugin (DEL-3), whatever its name.
+    public static let openAction = "mobiler.push.OPEN"
     /// The extra that carries a plugin-posted notification's own event (PAY-2).
     public static let payloadExtra = "mobiler_push_payload"
     /// The extra that identifies a plugin-posted notification.
     public static let idExtra = "mobiler_push_id"
+
+    /// `Application.onCreate`: the app's process started, for any reason (a launch, a
+    /// tap, a message that wakes it). The plugin asks for the current token, so that
+    /// a rotation it has not told the core of is noticed (TOK-2).
+    public func applicationDidStart() {
+        plugin.processStarted()
+    }
 
     /// `Activity.onCreate`: the launch intent. A tap that launched the app is an
     /// `opened` event (TAP-1); a launcher intent is nothing (TAP-5).
@@ -99,28 +115,23 @@ public struct AndroidPushBridge: Sendable {
             TrayNotification(
                 title: message.notification?.title ?? message.data["title"]?.stringValue,
                 body: message.notification?.body ?? message.data["body"]?.stringValue,
-                tag: message.notification?.tag, intentExtras: extras))
+                tag: message.notification?.tag, intentAction: Self.openAction, intentExtras: extras))
     }
 
     private func handle(_ intent: AndroidIntent) {
-        if let payloadText = intent.extras[Self.payloadExtra]?.stringValue,
-            let payload = try? JSON.parse(text: payloadText).objectValue
-        {
+        if intent.action == Self.openAction {
+            guard let payloadText = intent.extras[Self.payloadExtra]?.stringValue,
+                let payload = try? JSON.parse(text: payloadText).objectValue
+            else { return }
             let id = intent.extras[Self.idExtra]?.stringValue ?? payloadText
             plugin.opened(id: id, event: payload)
         } else if let messageID = intent.extras["google.message_id"]?.stringValue {
             // A notification message FCM displayed itself: the extras are the message
             // bundle; its data keys are what remains without GmsCore's own keys (DEL-3).
-            let data = JSONObject(intent.extras.filter { !Self.isFCMInternal($0.key) }.map { ($0.key, $0.value) })
             plugin.opened(
                 id: messageID,
-                event: PushEvent.android(data: data, notificationTitle: nil, notificationBody: nil, action: .opened))
+                event: PushEvent.android(
+                    data: intent.extras, notificationTitle: nil, notificationBody: nil, action: .opened))
         }
-    }
-
-    /// Keys `RemoteMessage.getData()` leaves out.
-    static func isFCMInternal(_ key: String) -> Bool {
-        key.hasPrefix("google.") || key.hasPrefix("gcm.") || key == "from" || key == "collapse_key"
-            || key == "message_type"
     }
 }

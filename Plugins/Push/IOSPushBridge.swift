@@ -40,16 +40,17 @@ public struct IOSPushBridge: Sendable {
     /// `UNNotificationDefaultActionIdentifier`: the user tapped the notification itself.
     public static let defaultActionIdentifier = "com.apple.UNNotificationDefaultActionIdentifier"
 
-    /// `application(_:didFinishLaunchingWithOptions:)`. `remoteNotification` is the
-    /// launch options' notification when a tap launched the app (TAP-1, TAP-2).
-    /// With notifications allowed, registers again, as iOS apps do at every launch,
-    /// so a token rotated while the app was not running is noticed.
+    /// `application(_:didFinishLaunchingWithOptions:)`. Registers again, as iOS apps do
+    /// at every launch and whatever the notification permission (token issuance does
+    /// not depend on it), so a token rotated while no process held it is noticed
+    /// first (TOK-2); then `remoteNotification`, the launch options' notification when
+    /// a tap launched the app, is that tap's `opened` (TAP-1, TAP-2).
     public func didFinishLaunching(remoteNotification: IOSNotification?) {
+        plugin.processStarted()
         if let notification = remoteNotification {
             plugin.opened(
                 id: notification.identifier, event: PushEvent.ios(userInfo: notification.userInfo, action: .opened))
         }
-        if plugin.system.notificationAuthorization() == .granted { plugin.system.requestPushToken() }
     }
 
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`: the token

@@ -32,20 +32,27 @@ public enum PushEvent {
         return event
     }
 
-    /// PAY-2: an FCM message as an event. The `data` keys in order; then the
+    /// PAY-2: an FCM message as an event. The `data` keys in order, without those
+    /// Android reserves and never hands to the app (`isAndroidReserved`); then the
     /// notification block's `title` and `body` when given (pass nil for a tap on an
     /// FCM-displayed notification message, DEL-3), never overwriting; then `mobiler_push`.
     public static func android(
         data: JSONObject, notificationTitle: String?, notificationBody: String?, action: NotificationAction
     ) -> JSONObject {
         var event = JSONObject()
-        for (key, value) in data where key != reservedKey {
+        for (key, value) in data where key != reservedKey && !isAndroidReserved(key) {
             event[key] = value
         }
         addMissing("title", notificationTitle.map(JSON.string), to: &event)
         addMissing("body", notificationBody.map(JSON.string), to: &event)
         event[reservedKey] = .string(action.rawValue)
         return event
+    }
+
+    /// PAY-2: keys `RemoteMessage.getData()` leaves out, on every path alike.
+    public static func isAndroidReserved(_ key: String) -> Bool {
+        key.hasPrefix("google.") || key.hasPrefix("gcm.") || key == "from" || key == "collapse_key"
+            || key == "message_type"
     }
 
     /// EV-3: `{"type":"token_refresh","token":…}`, without `mobiler_push`.

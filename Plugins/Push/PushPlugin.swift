@@ -107,26 +107,37 @@ public final class PushPlugin: Plugin {
         if waiting { system.requestPushToken() }
     }
 
-    /// A token from the OS: answers waiting `register` calls (REG-1, REG-4) and, when it
-    /// differs from the last token the core was told about, is a rotation (TOK-1, TOK-2).
+    /// The app's process started (iOS `didFinishLaunching`, Android
+    /// `Application.onCreate`): the OS's current token is compared with the last one
+    /// the core was given, so no rotation is lost to a process's life (TOK-2).
+    func processStarted() {
+        guard system.platform != .web else { return }
+        system.requestPushToken()
+    }
+
+    /// A token from the OS: answers waiting `register` calls (REG-1, REG-4). It is a
+    /// rotation when it differs from the last token the core was given; before the
+    /// core was given any token there is nothing to refresh (TOK-1). A rotation goes
+    /// to the live subscribers, or waits in the slot (TOK-2).
     func tokenArrived(_ token: String) {
         guard system.platform != .web else { return }  // EV-7
         let previous = system.lastReportedToken()
         let service = system.platform.tokenService ?? ""
-        let reported = state.withLock { state -> Bool in
+        let given = state.withLock { state -> Bool in
             let answer = JSONObject([("token", .string(token)), ("platform", .string(service))]).compactText
             let answered = !state.pendingRegistrations.isEmpty
             for reply in state.pendingRegistrations { reply.succeed(answer) }
             state.pendingRegistrations.removeAll()
             guard let previous, previous != token else { return answered }
-            // TOK-1, TOK-2: live when a subscriber takes it, else in the slot.
+            // Already waiting in its slot: a `register` answering it does not move it.
+            if state.buffer.pendingToken == token { return answered }
             if Self.emit(PushEvent.tokenRefresh(token).compactText, to: state.subscribers) { return true }
             state.buffer.setTokenRefresh(token)
             return answered
         }
-        // Remember the token only once the core has it; a buffered rotation lost with
-        // the process is then noticed again at the next launch.
-        if reported || previous == nil { system.storeReportedToken(token) }
+        // Remember the token only once the core has it: a rotation that waits in a
+        // process that dies is then noticed again when the next process starts.
+        if given { system.storeReportedToken(token) }
     }
 
     /// REG-3: the OS could not register; waiting calls get its words.

@@ -39,14 +39,16 @@ public struct TrayNotification: Sendable, Equatable {
     public var body: String?
     /// `android.notification.tag`: a posted notification with the same tag replaces it (DEL-5).
     public var tag: String?
-    /// The extras of the tap intent. The plugin reads them back in
+    /// The action and extras of the tap intent. The plugin reads them back in
     /// `AndroidPushBridge.onNewIntent` / `onCreate`.
+    public var intentAction: String?
     public var intentExtras: JSONObject
 
-    public init(title: String?, body: String?, tag: String?, intentExtras: JSONObject) {
+    public init(title: String?, body: String?, tag: String?, intentAction: String?, intentExtras: JSONObject) {
         self.title = title
         self.body = body
         self.tag = tag
+        self.intentAction = intentAction
         self.intentExtras = intentExtras
     }
 }

@@ -44,6 +44,12 @@ public struct TapBuffer: Sendable, Equatable {
         tapCount += 1
     }
 
+    /// The token waiting in the slot, if any.
+    public var pendingToken: String? {
+        for case .tokenRefresh(let token) in entries { return token }
+        return nil
+    }
+
     /// TOK-2: keeps only the newest rotation, placed where it arrived.
     public mutating func setTokenRefresh(_ token: String) {
         entries.removeAll { if case .tokenRefresh = $0 { true } else { false } }

@@ -29,8 +29,10 @@ public final class Session {
         self.clock = clock
     }
 
-    /// Handles one request line; returns the lines to write, deliveries first.
+    /// Handles one request line; returns the lines to write, deliveries first. A line
+    /// of JSON white space only is not a request: it gets no line at all.
     public func handle(line: some Collection<UInt8>) -> [String] {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
         var reply: JSONObject
         do {
             let request = try Request(line: line, maxBytes: Self.maxLineBytes)

@@ -24,8 +24,6 @@ public final class Device: PushSystem {
         var userGrants = true
         var token: String
         var retiredTokens: [String: Int64] = [:]
-        /// Android: a rotation while the app was not running, told at the next start.
-        var rotationPending = false
         /// The app's own storage (`UserDefaults` / `SharedPreferences`); it survives kills.
         var storedToken: String?
         var tray = Tray()
@@ -168,14 +166,13 @@ public final class Device: PushSystem {
         return .forceStopped
     }
 
-    /// The OS issues a new token. A running app hears of it at once; otherwise at its
-    /// next start (Android `onNewToken`; iOS registers again at launch).
+    /// The OS issues a new token. A running app hears of it at once; otherwise the
+    /// plugin notices at the process's next start (TOK-2).
     public func rotateToken(nowMilliseconds: Int64) throws(DeviceRefusal) -> String {
         guard platform != .web else { throw DeviceRefusal("a web device has no push token to rotate") }
         let (token, process) = state.withLock { state -> (String, AppProcess?) in
             state.retiredTokens[state.token] = nowMilliseconds
             state.token = state.newToken(for: platform)
-            state.rotationPending = !state.app.isRunning
             return (state.token, state.app.isRunning ? state.process : nil)
         }
         if let process {
@@ -221,11 +218,11 @@ public final class Device: PushSystem {
             if running == nil { process.push.iosBridge.didFinishLaunching(remoteNotification: notification) }
             process.push.iosBridge.didReceive(
                 response: notification, actionIdentifier: IOSPushBridge.defaultActionIdentifier)
-        case .android(let extras):
+        case .android(let intent):
             if running == nil {
-                process.push.androidBridge.onCreate(intent: AndroidIntent(extras: extras))
+                process.push.androidBridge.onCreate(intent: intent)
             } else {
-                process.push.androidBridge.onNewIntent(AndroidIntent(extras: extras))
+                process.push.androidBridge.onNewIntent(intent)
             }
         }
         return entry.id
@@ -240,6 +237,12 @@ public final class Device: PushSystem {
         }
         let isAlert = IOSNotification.isAlert(userInfo: payload)
         let wakes = aps["content-available"] == 1
+        guard isAlert || wakes else {
+            return PushOutcome(
+                effect:
+                    "nothing: without alert, sound, badge or content-available iOS neither shows the push nor hands it to the app, in any state (DEL-2)"
+            )
+        }
         let (app, allowed, process) = state.withLock { ($0.app, $0.authorization == .granted, $0.process) }
         func show() -> PushOutcome.Posted {
             let alert = aps["alert"]
@@ -326,7 +329,7 @@ public final class Device: PushSystem {
             let posted = state.withLock {
                 $0.tray.post(
                     title: message.title, body: message.body, collapseKey: message.tag,
-                    content: .android(extras: extras))
+                    content: .android(intent: AndroidIntent(extras: extras)))
             }
             let phrase = PushOutcome.Posted(id: posted.id, replaced: posted.replaced).phrase
             return PushOutcome(
@@ -381,7 +384,8 @@ public final class Device: PushSystem {
             guard state.authorization == .granted else { return }
             state.lastPost = state.tray.post(
                 title: notification.title, body: notification.body, collapseKey: notification.tag,
-                content: .android(extras: notification.intentExtras))
+                content: .android(
+                    intent: AndroidIntent(action: notification.intentAction, extras: notification.intentExtras)))
         }
     }
 
@@ -390,17 +394,16 @@ public final class Device: PushSystem {
 
     // MARK: Processes
 
-    /// Starts the app's process in `app` state; an Android token rotated meanwhile is
-    /// told through `onNewToken` first, as FCM does at startup.
+    /// Starts the app's process in `app` state. On Android the application's
+    /// `onCreate` runs first, for any reason the process starts (iOS has its
+    /// equivalent in `didFinishLaunching`, which the callers make).
     private func start(_ app: AppState) -> AppProcess {
         let process = AppProcess(system: DeviceLink(self), core: core)
-        let told = state.withLock { state -> String? in
+        state.withLock { state in
             state.process = process
             state.app = app
-            defer { state.rotationPending = false }
-            return state.rotationPending && platform == .android ? state.token : nil
         }
-        if let told { process.push.androidBridge.onNewToken(told) }
+        if platform == .android { process.push.androidBridge.applicationDidStart() }
         return process
     }
 

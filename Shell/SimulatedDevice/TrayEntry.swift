@@ -1,4 +1,5 @@
 import OrderedJSON
+import PushPlugin
 
 /// One notification in the tray. It holds its own payload, so tapping it delivers
 /// exactly what it was posted with (TAP-1).
@@ -6,8 +7,8 @@ public struct TrayEntry: Sendable, Equatable {
     public enum Content: Sendable, Equatable {
         /// iOS: the APNs payload, handed back as the notification's `userInfo`.
         case ios(userInfo: JSONObject)
-        /// Android: the tap intent's extras.
-        case android(extras: JSONObject)
+        /// Android: the tap intent.
+        case android(intent: AndroidIntent)
     }
 
     public let id: String

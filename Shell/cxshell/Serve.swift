@@ -9,7 +9,8 @@ enum Serve {
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
         is handled completely, and the app's host is idle, before the next is read; the
-        deliveries it caused are written before its reply. Blank lines are ignored.
+        deliveries it caused are written before its reply. A line of white space only
+        gets no reply.
         Exits with status 0 at the end of input. The protocol: Docs/Shell.md.
         """
 
@@ -19,7 +20,6 @@ enum Serve {
         output.reserveCapacity(1 << 16)
         guard let input = LineReader(descriptor: 0) else { return 1 }
         while let line = input.next() {
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
             for text in session.handle(line: line) {
                 output.append(contentsOf: text.utf8)
                 output.append(0x0A)

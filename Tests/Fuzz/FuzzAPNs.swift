@@ -5,7 +5,7 @@ import PushServices
 /// APNs validation and payload → event. The input is an `apns` request's fields
 /// (`{"headers":{…},"body":…}`) or, when it is not, the raw body. Every accepted
 /// push must become an event whose text parses, ends with mobiler_push, and keeps
-/// every non-aps key of the payload in order.
+/// every non-aps key of the payload in order, each value byte for byte.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzAPNs(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
@@ -30,6 +30,10 @@ public func fuzzAPNs(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         precondition(reparsed.orderedKeys.last == "mobiler_push")
         let kept = notification.payload.orderedKeys.filter { $0 != "aps" && $0 != "mobiler_push" }
         precondition(Array(reparsed.orderedKeys.prefix(kept.count)) == kept, "payload key order changed")
+        for key in kept {
+            // Values compare by exact text, numbers included: no digit may change.
+            precondition(reparsed[key] == notification.payload[key], "a payload value changed")
+        }
     }
     return 0
 }

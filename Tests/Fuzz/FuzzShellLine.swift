@@ -2,13 +2,19 @@ import OrderedJSON
 import ShellKit
 
 /// The shell's line handling, on one long-lived session (state carries over between
-/// inputs, as in `cxshell serve`). Every line gets exactly one reply, last, whose
-/// first key is "reply"; every line before it is a delivery.
+/// inputs, as in `cxshell serve`). Every line but one of white space only gets
+/// exactly one reply, last, whose first key is "reply"; every line before it is a
+/// delivery.
 nonisolated(unsafe) let session = Session()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzShellLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let output = session.handle(line: UnsafeBufferPointer(start: data, count: size))
+    let line = UnsafeBufferPointer(start: data, count: size)
+    let output = session.handle(line: line)
+    if line.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+        precondition(output.isEmpty, "a line of white space only is not a request")
+        return 0
+    }
     guard let reply = output.last.flatMap({ try? JSON.parse(text: $0).objectValue }) else {
         fatalError("no reply")
     }

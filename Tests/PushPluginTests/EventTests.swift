@@ -124,7 +124,7 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         #expect(app.events().isEmpty)
         let posted = try #require(app.system.settings.withLock { $0.posted.first })
         #expect(posted.title == "Hello" && posted.body == "there")
-        app.android.onNewIntent(AndroidIntent(extras: posted.intentExtras))
+        app.android.onNewIntent(AndroidIntent(action: posted.intentAction, extras: posted.intentExtras))
         #expect(app.events() == [#"{"type":"a","title":"Hello","body":"there","mobiler_push":"opened"}"#])
     }
 

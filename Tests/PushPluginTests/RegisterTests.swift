@@ -12,8 +12,9 @@ import Testing
 
     @Test func REG_1_iosTokenBytesBecomeLowercaseHexOfAnyLength() throws {
         let app = try App(platform: .ios)
-        app.system.settings.withLock { $0.authorization = .granted }
-        app.ios.didRegisterForRemoteNotifications(deviceToken: [0x00, 0xFF, 0x0A, 0xB0, 0x12])
+        app.system.settings.withLock { $0.token = "00FF0AB012" }  // the fake OS hands these bytes over
+        let response = try #require(try app.register())
+        #expect(response == .success(#"{"token":"00ff0ab012","platform":"apns"}"#))
         #expect(app.system.lastReportedToken() == "00ff0ab012")
     }
 

@@ -50,7 +50,7 @@ import Testing
         android.setPermission(grant: true)
         _ = android.launch()
         android.requestNotificationAuthorization()
-        android.post(TrayNotification(title: "t", body: nil, tag: nil, intentExtras: JSONObject()))
+        android.post(TrayNotification(title: "t", body: nil, tag: nil, intentAction: nil, intentExtras: JSONObject()))
         #expect(android.trayEntries.count == 1)
         #expect(try android.forceStop() == .forceStopped)
         #expect(android.trayEntries.isEmpty && android.appState == .forceStopped)
@@ -61,7 +61,7 @@ import Testing
         #expect(throws: DeviceRefusal("the tray is empty: there is nothing to tap")) { try device.tap("newest") }
         _ = device.launch()
         device.requestNotificationAuthorization()
-        device.post(TrayNotification(title: "t", body: nil, tag: nil, intentExtras: JSONObject()))
+        device.post(TrayNotification(title: "t", body: nil, tag: nil, intentAction: nil, intentExtras: JSONObject()))
         #expect(throws: DeviceRefusal.self) { try device.tap("t7") }
         #expect(device.trayEntries.count == 1)
     }
@@ -70,7 +70,7 @@ import Testing
         let device = device(.android)
         _ = device.launch()
         device.requestNotificationAuthorization()
-        device.post(TrayNotification(title: "t", body: nil, tag: nil, intentExtras: JSONObject()))
+        device.post(TrayNotification(title: "t", body: nil, tag: nil, intentAction: nil, intentExtras: JSONObject()))
         _ = try device.kill()
         #expect(try device.tap("oldest") == "t1")
         #expect(device.appState == .foreground && device.trayEntries.isEmpty)

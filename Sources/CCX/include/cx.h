@@ -220,7 +220,8 @@ cx_status cx_device_create(cx_delivery_fn deliver, void *context, cx_device **ou
    The deliveries it caused are made through the callback before this returns; then
    *reply (allocated, NUL-terminated, free it with cx_free) and *reply_len hold the
    reply line. A line the shell does not understand is answered with ok:false in the
-   reply, and this returns CX_OK. CX_ERR_IN_CALLBACK from the device's own callback. */
+   reply, and this returns CX_OK. A line of white space only is not a request: the
+   reply is the empty string. CX_ERR_IN_CALLBACK from the device's own callback. */
 cx_status cx_device_request(cx_device *device, const char *line, size_t line_len, char **reply, size_t *reply_len);
 
 /* Frees the device (its app process ends without deliveries). */
