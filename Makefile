@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test lib c-test bench fuzz sanitize
+.PHONY: deps build demo test lib c-test bench fuzz sanitize soak
 
 # jansson is the one outside dependency (a Debian package); install it only when
 # pkg-config cannot find it.
@@ -60,3 +60,9 @@ fuzz: deps
 sanitize: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests"
 	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan
+
+# The model-based random test at length: SOAK_SEQUENCES seeded sequences on the
+# reference model and the real shell side by side (make test plays 300).
+SOAK_SEQUENCES ?= 10000
+soak: deps
+	SOAK_SEQUENCES=$(SOAK_SEQUENCES) $(SWIFT) test --filter ModelBasedTests

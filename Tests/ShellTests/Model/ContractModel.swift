@@ -1,0 +1,393 @@
+import OrderedJSON
+
+/// A reference model of the push contract as `cxshell serve` shows it, written from
+/// `../shared/spec/push-contract.md` and `shell-protocol.md`, not from the product:
+/// one device's app state, permission, token and the last token the core was given,
+/// tray, and, while a process runs, its subscribers and tap buffer. When the model
+/// and the product disagree, the spec decides which one is wrong.
+struct ContractModel {
+    enum Platform: String, CaseIterable, Sendable { case ios, android }
+
+    enum App: String { case notRunning = "not_running", foreground, background, forceStopped = "force_stopped" }
+
+    struct TrayEntry: Equatable {
+        var id: String
+        var title: String?
+        var body: String?
+        var collapse: String?
+        /// The event a tap delivers, without `mobiler_push` (TAP-1).
+        var tapEvent: [(String, JSON)]
+
+        static func == (lhs: TrayEntry, rhs: TrayEntry) -> Bool {
+            lhs.id == rhs.id && lhs.title == rhs.title && lhs.body == rhs.body
+        }
+    }
+
+    enum Buffered: Equatable {
+        case opened(String)
+        case token(String)
+    }
+
+    /// What one request is expected to produce.
+    struct Outcome {
+        var ok = true
+        /// (key, output) in delivery order.
+        var deliveries: [(String, String)] = []
+        /// Reply fields the model predicts exactly.
+        var fields: [String: JSON] = [:]
+    }
+
+    let platform: Platform
+    var app = App.notRunning
+    var permission = "undetermined"
+    var userGrants = true
+    /// The token the OS holds for the app now (read from the shell: the OS makes them).
+    var osToken: String
+    /// The last token the core was given, by `register` or a `token_refresh` (TOK-1);
+    /// it lives in the app's storage, so it outlives processes.
+    var lastGiven: String?
+    var tray: [TrayEntry] = []
+    var nextTrayID = 1
+    var subscribers: [String] = []
+    var buffer: [Buffered] = []
+    var droppedTaps = 0
+    /// TAP-3's bound; a test sets another to prove a wrong model is caught.
+    var tapBound = 32
+
+    init(platform: Platform, token: String) {
+        self.platform = platform
+        osToken = token
+    }
+
+    var isRunning: Bool { app == .foreground || app == .background }
+    var allowed: Bool { permission == "granted" }
+
+    /// The `state` reply's fields.
+    var stateFields: [String: JSON] {
+        [
+            "state": .string(app.rawValue), "platform": .string(platform.rawValue), "permission": .string(permission),
+            "token": .string(osToken), "subscriptions": .array(subscribers.map(JSON.string)),
+            "buffered": .integer(Int64(buffer.count)), "dropped_taps": .integer(Int64(droppedTaps)),
+        ]
+    }
+
+    // MARK: The rules
+
+    /// TAP-3, TOK-2: the buffer holds at most 32 opened events and one token slot.
+    mutating func bufferOpened(_ text: String) {
+        if buffer.count(where: { if case .opened = $0 { true } else { false } }) == tapBound,
+            let oldest = buffer.firstIndex(where: { if case .opened = $0 { true } else { false } })
+        {
+            buffer.remove(at: oldest)
+            droppedTaps += 1
+        }
+        buffer.append(.opened(text))
+    }
+
+    mutating func setSlot(_ token: String) {
+        buffer.removeAll { if case .token = $0 { true } else { false } }
+        buffer.append(.token(token))
+    }
+
+    var slot: String? {
+        for case .token(let token) in buffer { return token }
+        return nil
+    }
+
+    static func tokenRefresh(_ token: String) -> String {
+        JSONObject([("type", "token_refresh"), ("token", .string(token))]).compactText
+    }
+
+    /// EV-6: a live event goes to every subscriber, in subscription order.
+    func toSubscribers(_ text: String) -> [(String, String)] {
+        subscribers.map { ($0, text) }
+    }
+
+    /// TOK-1, TOK-2: the OS hands the running process a token.
+    mutating func tokenArrives(_ token: String, into outcome: inout Outcome) {
+        guard let lastGiven, token != lastGiven, slot != token else { return }
+        if subscribers.isEmpty {
+            setSlot(token)
+        } else {
+            outcome.deliveries += toSubscribers(Self.tokenRefresh(token))
+            self.lastGiven = token
+        }
+    }
+
+    /// TOK-2: when a process starts, for any reason, the OS's token is compared with
+    /// the last one the core was given.
+    mutating func processStarts(_ state: App, into outcome: inout Outcome) {
+        app = state
+        subscribers = []
+        buffer = []
+        tokenArrives(osToken, into: &outcome)
+    }
+
+    /// TAP-1, TAP-2: an opened event goes live, or to the buffer.
+    mutating func opened(_ event: [(String, JSON)], into outcome: inout Outcome) {
+        let text = Self.event(event, "opened")
+        if subscribers.isEmpty { bufferOpened(text) } else { outcome.deliveries += toSubscribers(text) }
+    }
+
+    /// DEL-5: a collapse key replaces its entry (which becomes the newest); else a new one.
+    mutating func post(title: String?, body: String?, collapse: String?, tapEvent: [(String, JSON)]) -> String {
+        if let collapse, let index = tray.firstIndex(where: { $0.collapse == collapse }) {
+            var entry = tray.remove(at: index)
+            entry.title = title
+            entry.body = body
+            entry.tapEvent = tapEvent
+            tray.append(entry)
+            return entry.id
+        }
+        let id = "t\(nextTrayID)"
+        nextTrayID += 1
+        tray.append(TrayEntry(id: id, title: title, body: body, collapse: collapse, tapEvent: tapEvent))
+        return id
+    }
+
+    /// PAY-4: the event's keys, then `mobiler_push` last.
+    static func event(_ members: [(String, JSON)], _ action: String) -> String {
+        JSONObject(members.filter { $0.0 != "mobiler_push" } + [("mobiler_push", .string(action))]).compactText
+    }
+
+    /// PAY-3: title and body are added only when the payload has no such key.
+    static func adding(_ extra: [(String, String?)], to members: [(String, JSON)]) -> [(String, JSON)] {
+        var result = members
+        for (key, value) in extra where value != nil && !result.contains(where: { $0.0 == key }) {
+            result.append((key, .string(value!)))
+        }
+        return result
+    }
+}
+
+// MARK: - Requests
+
+extension ContractModel {
+    /// Pushes the model knows how to send; each carries a unique `n`.
+    enum APNsKind: CaseIterable, Sendable {
+        case alert, alertString, sound, badge, background, alertAndBackground, mutableOnly
+    }
+
+    enum FCMKind: CaseIterable, Sendable {
+        case data, dataTitled, dataReserved, notification, notificationOnly
+    }
+
+    enum Step: Sendable, CustomStringConvertible {
+        case launch, background, foreground, kill, forceStop
+        case permission(grant: Bool)
+        case register
+        case subscribe(String), unsubscribe(String)
+        case apns(APNsKind, collapse: String?)
+        case fcm(FCMKind, tag: String?)
+        case tap(String)
+        case rotate
+        case tray
+
+        var description: String { "\(self)" }
+    }
+
+    /// The request line for `step`; `n` makes each push's payload its own.
+    func line(for step: Step, n: Int) -> String {
+        switch step {
+        case .launch: return #"{"op":"launch"}"#
+        case .background: return #"{"op":"background"}"#
+        case .foreground: return #"{"op":"foreground"}"#
+        case .kill: return #"{"op":"kill"}"#
+        case .forceStop: return #"{"op":"force_stop"}"#
+        case .permission(let grant): return #"{"op":"permission","answer":"\#(grant ? "grant" : "deny")"}"#
+        case .register: return #"{"op":"call","plugin":"push","method":"register","input":""}"#
+        case .subscribe(let key):
+            return #"{"op":"subscribe","key":"\#(key)","plugin":"push","stream":"events","input":""}"#
+        case .unsubscribe(let key): return #"{"op":"unsubscribe","key":"\#(key)"}"#
+        case .tap(let which): return #"{"op":"tap","which":"\#(which)"}"#
+        case .rotate: return #"{"op":"rotate_token"}"#
+        case .tray: return #"{"op":"tray"}"#
+        case .apns(let kind, let collapse):
+            let collapseHeader = collapse.map { #","apns-collapse-id":"\#($0)""# } ?? ""
+            return #"{"op":"apns","headers":{"apns-topic":"com.example.app"\#(collapseHeader)},"body":\#(Self.apnsPayload(kind, n: n).compactText)}"#
+        case .fcm(let kind, let tag):
+            var message = JSONObject([("token", .string(osToken))])
+            let (data, notification) = Self.fcmParts(kind, n: n)
+            if let data { message["data"] = .object(JSONObject(data.map { ($0.0, .string($0.1)) })) }
+            if let notification { message["notification"] = .object(JSONObject(notification.map { ($0.0, .string($0.1)) })) }
+            if let tag, notification != nil { message["android"] = ["notification": ["tag": .string(tag)]] }
+            return #"{"op":"fcm","body":{"message":\#(message.compactText)}}"#
+        }
+    }
+
+    static func apnsPayload(_ kind: APNsKind, n: Int) -> JSON {
+        let aps: JSON =
+            switch kind {
+            case .alert: ["alert": ["title": .string("T\(n)"), "body": .string("B\(n)")]]
+            case .alertString: ["alert": .string("S\(n)")]
+            case .sound: ["sound": "default"]
+            case .badge: ["badge": 1]
+            case .background: ["content-available": 1]
+            case .alertAndBackground: ["alert": .string("S\(n)"), "content-available": 1]
+            case .mutableOnly: ["mutable-content": 1]
+            }
+        return ["n": .integer(Int64(n)), "aps": aps]
+    }
+
+    static func fcmParts(_ kind: FCMKind, n: Int) -> (data: [(String, String)]?, notification: [(String, String)]?) {
+        switch kind {
+        case .data: ([("n", "\(n)")], nil)
+        case .dataTitled: ([("n", "\(n)"), ("title", "T\(n)"), ("body", "B\(n)")], nil)
+        case .dataReserved: ([("collapse_key", "c"), ("n", "\(n)")], nil)
+        case .notification: ([("n", "\(n)")], [("title", "T\(n)"), ("body", "B\(n)")])
+        case .notificationOnly: (nil, [("title", "T\(n)")])
+        }
+    }
+
+    /// Applies `step` as the spec says; `reply` is the shell's reply, read only for
+    /// what the OS decides (a rotated token's value).
+    mutating func apply(_ step: Step, n: Int, reply: JSONObject) -> Outcome {
+        var outcome = Outcome()
+        func refuse() -> Outcome { Outcome(ok: false) }
+        switch step {
+        case .launch:
+            if isRunning { app = .foreground } else { processStarts(.foreground, into: &outcome) }
+            outcome.fields["state"] = .string(app.rawValue)
+        case .background, .foreground:
+            guard isRunning else { return refuse() }
+            if case .background = step { app = .background } else { app = .foreground }
+            outcome.fields["state"] = .string(app.rawValue)
+        case .kill:
+            guard isRunning else { return refuse() }
+            app = .notRunning
+            subscribers = []
+            buffer = []  // TAP-6
+        case .forceStop:
+            guard platform == .android else { return refuse() }
+            app = .forceStopped
+            subscribers = []
+            buffer = []
+            tray = []  // DEL-4
+        case .permission(let grant):
+            userGrants = grant
+            if permission != "undetermined" { permission = grant ? "granted" : "denied" }
+        case .register:
+            guard isRunning else { return refuse() }
+            if permission == "undetermined" { permission = userGrants ? "granted" : "denied" }  // REG-2
+            guard permission == "granted" else {
+                outcome.ok = false
+                return outcome
+            }
+            let service = platform == .ios ? "apns" : "fcm"
+            outcome.fields["output"] = .string(
+                JSONObject([("token", .string(osToken)), ("platform", .string(service))]).compactText)
+            tokenArrives(osToken, into: &outcome)
+            lastGiven = osToken
+        case .subscribe(let key):
+            guard isRunning else { return refuse() }
+            subscribers.removeAll { $0 == key }  // EV-5
+            subscribers.append(key)
+            for entry in buffer {  // TAP-4
+                switch entry {
+                case .opened(let text): outcome.deliveries.append((key, text))
+                case .token(let token):
+                    outcome.deliveries.append((key, Self.tokenRefresh(token)))
+                    lastGiven = token
+                }
+            }
+            buffer = []
+        case .unsubscribe(let key):
+            guard isRunning else { return refuse() }
+            subscribers.removeAll { $0 == key }
+        case .rotate:
+            guard let token = reply["token"]?.stringValue else { return refuse() }
+            osToken = token
+            if isRunning { tokenArrives(token, into: &outcome) }
+        case .tray:
+            outcome.fields["entries"] = .array(
+                tray.map { entry in
+                    .object(
+                        JSONObject([
+                            ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
+                            ("body", entry.body.map(JSON.string) ?? .null),
+                        ]))
+                })
+        case .tap(let which):
+            let index: Int? =
+                switch which {
+                case "newest": tray.isEmpty ? nil : tray.count - 1
+                case "oldest": tray.isEmpty ? nil : 0
+                default: tray.firstIndex { $0.id == which }
+                }
+            guard let index else { return refuse() }
+            let entry = tray.remove(at: index)
+            outcome.fields["id"] = .string(entry.id)
+            if isRunning { app = .foreground } else { processStarts(.foreground, into: &outcome) }
+            opened(entry.tapEvent, into: &outcome)
+        case .apns(let kind, let collapse):
+            guard platform == .ios else { return refuse() }
+            applyAPNs(kind, collapse: collapse, n: n, into: &outcome)
+        case .fcm(let kind, let tag):
+            guard platform == .android else { return refuse() }
+            applyFCM(kind, tag: tag, n: n, into: &outcome)
+        }
+        return outcome
+    }
+
+    /// DEL-1, DEL-2, DEL-5, DEL-6 on iOS; PAY-1 for the event.
+    mutating func applyAPNs(_ kind: APNsKind, collapse: String?, n: Int, into outcome: inout Outcome) {
+        let payload = Self.apnsPayload(kind, n: n)
+        let aps = payload["aps"]?.objectValue ?? JSONObject()
+        let isAlert = aps.contains("alert") || aps.contains("sound") || aps.contains("badge")
+        let wakes = aps["content-available"] == 1
+        let alert = aps["alert"]
+        let title = alert?["title"]?.stringValue
+        let body = alert?.stringValue ?? alert?["body"]?.stringValue
+        let event = Self.adding([("title", title), ("body", body)], to: [("n", .integer(Int64(n)))])
+        guard isAlert || wakes else { return }  // DEL-2: neither shown nor delivered
+        if app == .foreground {
+            if !isAlert {  // DEL-1: a background push in the foreground is received, never shown
+                outcome.deliveries += toSubscribers(Self.event(event, "received"))
+                return
+            }
+            guard allowed else { return }  // DEL-6: not presented, no event
+            outcome.deliveries += toSubscribers(Self.event(event, "received"))
+            outcome.fields["tray_id"] = .string(post(title: title, body: body, collapse: collapse, tapEvent: event))
+            return
+        }
+        guard isAlert, allowed else { return }  // DEL-2, DEL-6
+        outcome.fields["tray_id"] = .string(post(title: title, body: body, collapse: collapse, tapEvent: event))
+    }
+
+    /// DEL-1, DEL-3, DEL-4, DEL-5, DEL-6 on Android; PAY-2 for the event.
+    mutating func applyFCM(_ kind: FCMKind, tag: String?, n: Int, into outcome: inout Outcome) {
+        guard app != .forceStopped else { return }  // DEL-4
+        let (rawData, notification) = Self.fcmParts(kind, n: n)
+        let reserved: Set = ["from", "message_type", "collapse_key"]
+        let data = (rawData ?? []).filter { !reserved.contains($0.0) }.map { ($0.0, JSON.string($0.1)) }
+        let noteTitle = notification?.first { $0.0 == "title" }?.1
+        let noteBody = notification?.first { $0.0 == "body" }?.1
+        let full = Self.adding([("title", noteTitle), ("body", noteBody)], to: data)
+        let isNotificationMessage = notification != nil
+        let tag = isNotificationMessage ? tag : nil
+        let dataTitle = rawData?.first { $0.0 == "title" }?.1
+        let dataBody = rawData?.first { $0.0 == "body" }?.1
+        if app == .foreground {
+            // onMessageReceived: received, and the plugin posts its own entry (DEL-1, DEL-6).
+            outcome.deliveries += toSubscribers(Self.event(full, "received"))
+            if allowed {
+                outcome.fields["tray_id"] = .string(
+                    post(title: noteTitle ?? dataTitle, body: noteBody ?? dataBody, collapse: tag, tapEvent: full))
+            }
+            return
+        }
+        if isNotificationMessage {
+            // FCM displays it; its tap carries the data keys only (DEL-3).
+            guard allowed else { return }
+            outcome.fields["tray_id"] = .string(post(title: noteTitle, body: noteBody, collapse: tag, tapEvent: data))
+            return
+        }
+        // A data message: onMessageReceived in the background, or in a process started
+        // for it. That process notices a rotation (TOK-2) but ends with what it
+        // buffered, and the core was given nothing: the next start notices it again.
+        if allowed {
+            outcome.fields["tray_id"] = .string(
+                post(title: dataTitle, body: dataBody, collapse: nil, tapEvent: full))
+        }
+    }
+}

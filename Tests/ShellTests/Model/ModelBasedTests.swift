@@ -1,0 +1,179 @@
+import Foundation
+import OrderedJSON
+import ShellKit
+import Testing
+
+@testable import SimulatedDevice
+
+/// Seeded random sequences of shell requests, played on the reference model and on
+/// a real `Session` side by side. After every step the replies, the deliveries and
+/// the device's `state` must agree; a disagreement is shrunk to a minimal sequence
+/// and printed as request lines, ready to paste into `cxshell serve`.
+///
+/// `make test` plays `MODEL_SEQUENCES` (default 300); `make soak` plays
+/// `SOAK_SEQUENCES` of them.
+@Suite struct ModelBasedTests {
+    static var sequenceCount: Int {
+        let environment = ProcessInfo.processInfo.environment
+        return Int(environment["SOAK_SEQUENCES"] ?? environment["MODEL_SEQUENCES"] ?? "") ?? 300
+    }
+
+    @Test func theProductAgreesWithTheModelOnRandomSequences() {
+        var failures = 0
+        for seed in 0..<UInt64(Self.sequenceCount) {
+            var random = IDGenerator(seed: 0xC0FFEE &+ seed)
+            let platform = ContractModel.Platform.allCases[Int(seed % 2)]
+            let steps = Self.generate(platform: platform, using: &random)
+            guard let failure = Self.play(steps, platform: platform) else { continue }
+            let minimal = Self.shrink(steps, platform: platform)
+            let lines = Self.requestLines(minimal, platform: platform).joined(separator: "\n")
+            Issue.record(
+                """
+                seed \(seed): \(failure)
+                minimal sequence (\(minimal.count) of \(steps.count) steps), as request lines:
+                \(lines)
+                its disagreement: \(Self.play(minimal, platform: platform) ?? "none")
+                """)
+            failures += 1
+            if failures == 3 { return }
+        }
+    }
+
+    /// The model itself must be able to fail: a deliberately wrong model (TAP-3 with a
+    /// bound of 31) is caught on the seeds that reach the bound.
+    @Test func aWrongModelIsCaught() {
+        let steps: [ContractModel.Step] =
+            [.launch, .register]
+            + (0..<33).flatMap { _ in [ContractModel.Step.apns(.alert, collapse: nil), .tap("newest")] }
+        #expect(Self.play(steps, platform: .ios) == nil)
+        #expect(Self.play(steps, platform: .ios, tapBound: 31) != nil)
+    }
+
+    // MARK: Generating
+
+    static func generate(platform: ContractModel.Platform, using random: inout IDGenerator) -> [ContractModel.Step] {
+        var steps: [ContractModel.Step] = [.launch]
+        let length = Int.random(in: 10...45, using: &random)
+        let keys = ["a", "b"]
+        while steps.count < length {
+            let roll = Int.random(in: 0..<100, using: &random)
+            switch roll {
+            case 0..<6: steps.append(.launch)
+            case 6..<11: steps.append(.background)
+            case 11..<14: steps.append(.foreground)
+            case 14..<19: steps.append(.kill)
+            case 19..<21: steps.append(.forceStop)
+            case 21..<24: steps.append(.permission(grant: Bool.random(using: &random)))
+            case 24..<32: steps.append(.register)
+            case 32..<41: steps.append(.subscribe(keys.randomElement(using: &random)!))
+            case 41..<45: steps.append(.unsubscribe(keys.randomElement(using: &random)!))
+            case 45..<65:
+                let collapse = Int.random(in: 0..<4, using: &random) == 0 ? "c\(Int.random(in: 0..<2, using: &random))" : nil
+                if platform == .ios {
+                    steps.append(.apns(ContractModel.APNsKind.allCases.randomElement(using: &random)!, collapse: collapse))
+                } else {
+                    steps.append(.fcm(ContractModel.FCMKind.allCases.randomElement(using: &random)!, tag: collapse))
+                }
+            case 65..<80:
+                steps.append(.tap(["newest", "oldest", "t1", "t2", "t99"].randomElement(using: &random)!))
+            case 80..<87: steps.append(.rotate)
+            case 87..<90: steps.append(.tray)
+            case 90..<92:
+                // The 32-tap bound: more taps than the buffer holds, with no subscriber.
+                steps += [.permission(grant: true), .launch, .register, .kill]
+                for _ in 0..<Int.random(in: 30...40, using: &random) {
+                    steps += [platform == .ios ? .apns(.alert, collapse: nil) : .fcm(.notification, tag: nil), .tap("newest")]
+                    steps.append(.background)
+                }
+            default: steps.append(Bool.random(using: &random) ? .launch : .background)
+            }
+        }
+        return steps
+    }
+
+    // MARK: Playing
+
+    /// Plays `steps` on both; the first disagreement, or nil.
+    static func play(_ steps: [ContractModel.Step], platform: ContractModel.Platform, tapBound: Int = 32) -> String? {
+        let session = Session(clock: { 1_700_000_000_000 })
+        _ = session.handle(#"{"op":"device","platform":"\#(platform.rawValue)"}"#)
+        var model = ContractModel(platform: platform, token: session.deviceToken ?? "")
+        model.tapBound = tapBound
+        for (index, step) in steps.enumerated() {
+            let line = model.line(for: step, n: index)
+            let output = session.handle(line)
+            guard let replyText = output.last, let reply = try? JSON.parse(text: replyText).objectValue else {
+                return "step \(index) \(line): no reply"
+            }
+            let expected = model.apply(step, n: index, reply: reply)
+            let where_ = "step \(index) \(line)"
+            if reply["ok"] != .bool(expected.ok) {
+                return "\(where_): ok is \(reply["ok"]?.compactText ?? "missing"), the model says \(expected.ok)\n  reply \(replyText)"
+            }
+            let deliveries = output.dropLast().compactMap { line -> String? in
+                guard let object = try? JSON.parse(text: line).objectValue else { return nil }
+                return "\(object["delivery"]?.stringValue ?? "?") \(object["output"]?.stringValue ?? "<end>")"
+            }
+            let wanted = expected.deliveries.map { "\($0.0) \($0.1)" }
+            if deliveries != wanted {
+                return "\(where_): delivered \(deliveries), the model says \(wanted)"
+            }
+            if expected.ok {
+                for (name, value) in expected.fields where reply[name] != value {
+                    return "\(where_): \(name) is \(reply[name]?.compactText ?? "missing"), the model says \(value.compactText)"
+                }
+                if case .apns = step, reply["tray_id"] != nil, expected.fields["tray_id"] == nil {
+                    return "\(where_): posted \(reply["tray_id"]!.compactText), the model says nothing is posted"
+                }
+                if case .fcm = step, reply["tray_id"] != nil, expected.fields["tray_id"] == nil {
+                    return "\(where_): posted \(reply["tray_id"]!.compactText), the model says nothing is posted"
+                }
+            }
+            guard let stateText = session.handle(#"{"op":"state"}"#).last,
+                let state = try? JSON.parse(text: stateText).objectValue
+            else { return "\(where_): no state" }
+            for (name, value) in model.stateFields where state[name] != value {
+                return "after \(where_): state \(name) is \(state[name]?.compactText ?? "missing"), the model says \(value.compactText)"
+            }
+        }
+        return nil
+    }
+
+    /// Removes steps while the sequence still fails: first halves, then single steps.
+    static func shrink(_ steps: [ContractModel.Step], platform: ContractModel.Platform) -> [ContractModel.Step] {
+        var current = steps
+        var chunk = max(1, current.count / 2)
+        while chunk >= 1 {
+            var start = 0
+            var removedAny = false
+            while start < current.count {
+                var candidate = current
+                candidate.removeSubrange(start..<min(start + chunk, candidate.count))
+                if play(candidate, platform: platform) != nil {
+                    current = candidate
+                    removedAny = true
+                } else {
+                    start += chunk
+                }
+            }
+            if !removedAny { chunk /= 2 }
+        }
+        return current
+    }
+
+    /// The sequence as `cxshell serve` lines (the device first; tokens as the model
+    /// knew them while playing).
+    static func requestLines(_ steps: [ContractModel.Step], platform: ContractModel.Platform) -> [String] {
+        let session = Session(clock: { 1_700_000_000_000 })
+        var lines = [#"{"op":"device","platform":"\#(platform.rawValue)"}"#]
+        _ = session.handle(lines[0])
+        var model = ContractModel(platform: platform, token: session.deviceToken ?? "")
+        for (index, step) in steps.enumerated() {
+            let line = model.line(for: step, n: index)
+            lines.append(line)
+            let reply = session.handle(line).last.flatMap { try? JSON.parse(text: $0).objectValue } ?? JSONObject()
+            _ = model.apply(step, n: index, reply: reply)
+        }
+        return lines
+    }
+}
