@@ -11,13 +11,19 @@ public struct APNsRequest: Sendable {
     public var parsedBody: JSON?
     /// The device token, when not given by a `:path` header.
     public var token: String?
+    /// Which APNs host the request went to.
+    public var environment: APNsEnvironment
 
-    public init(headers: [String: String], body: [UInt8], parsedBody: JSON? = nil, token: String?) {
+    public init(
+        headers: [String: String], body: [UInt8], parsedBody: JSON? = nil, token: String?,
+        environment: APNsEnvironment = .production
+    ) {
         self.headers = Dictionary(
             headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
         self.body = body
         self.parsedBody = parsedBody
         self.token = token
+        self.environment = environment
     }
 }
 
@@ -40,28 +46,55 @@ public struct APNsRejection: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String { "\(status) \(reason): \(detail)" }
 }
 
-/// The device and app an APNs request must be addressed to.
-public struct APNsDestination: Sendable {
-    public var token: String
-    public var bundleID: String
-    /// Tokens this device used to have, with when they were retired (ms since 1970).
-    public var retiredTokens: [String: Int64]
+/// The APNs host a request was sent to: `api.push.apple.com` or
+/// `api.sandbox.push.apple.com`. A token works only in the environment that issued it.
+public enum APNsEnvironment: String, Sendable, CaseIterable {
+    case production, development
+}
 
-    public init(token: String, bundleID: String, retiredTokens: [String: Int64] = [:]) {
-        self.token = token
+/// What APNs knows of a device token: the app (bundle) it was issued to, in which
+/// environment, and whether it still is the app's (nil) or was retired by an
+/// uninstall or a rotation, and when (ms since 1970).
+public struct APNsTokenRecord: Sendable, Equatable {
+    public var bundleID: String
+    public var environment: APNsEnvironment
+    public var retiredAt: Int64?
+
+    public init(bundleID: String, environment: APNsEnvironment = .production, retiredAt: Int64? = nil) {
         self.bundleID = bundleID
-        self.retiredTokens = retiredTokens
+        self.environment = environment
+        self.retiredAt = retiredAt
     }
 }
 
-/// A request APNs accepted, ready for the device.
+/// A request APNs accepted, ready for the device that holds `token`.
 public struct APNsNotification: Sendable, Equatable {
+    /// The device token, lowercase.
+    public var token: String
     /// The `apns-id` header when the sender gave one; APNs makes one up otherwise.
     public var apnsID: String?
     public var pushType: String?
     public var priority: Int
     public var collapseID: String?
     public var payload: JSONObject
+}
+
+extension APNsNotification {
+    /// Where iOS hands an accepted push of this type: nil for the app's notification
+    /// callbacks (alert, background, or no type), else the system framework that
+    /// takes it, which the push plugin does not handle (no `events` item).
+    public var systemHandler: String? {
+        switch pushType {
+        case "voip", "pushtotalk": "PushKit (\(pushType!))"
+        case "liveactivity": "ActivityKit (a Live Activity update)"
+        case "complication": "ClockKit (the watch complication)"
+        case "fileprovider": "the File Provider extension"
+        case "location": "the Location Push Service extension"
+        case "widgets": "WidgetKit (a widget reload)"
+        case "mdm": "the device's MDM agent"
+        default: nil
+        }
+    }
 }
 
 extension APNsRequest {
@@ -78,10 +111,13 @@ extension APNsRequest {
     ]
 
     /// Validates as APNs does, in the order of pushy's mock server: apns-id, method,
-    /// topic, collapse id, priority, push type, path and token, token ↔ topic,
-    /// expiration, empty body, size. Then the body must be a JSON object (APNs
-    /// documents no reason for that; see Docs/Shell.md). A push without `aps` passes.
-    public func validate(for destination: APNsDestination) -> Result<APNsNotification, APNsRejection> {
+    /// topic, collapse id, priority, push type, path and token, the token's record
+    /// (never issued or of the other environment: `BadDeviceToken`; another app's:
+    /// `DeviceTokenNotForTopic`; retired: 410 `Unregistered` with its time), expiration,
+    /// empty body, size. Then the body must be a JSON object (APNs documents no reason
+    /// for that; see Docs/Shell.md). A push without `aps` passes. `tokens` looks a
+    /// lowercase token up in the world, as APNs does; it is the only outside input.
+    public func validate(tokens: (String) -> APNsTokenRecord?) -> Result<APNsNotification, APNsRejection> {
         func reject(_ status: Int, _ reason: String, _ detail: String) -> Result<APNsNotification, APNsRejection> {
             .failure(APNsRejection(status: status, reason: reason, detail: detail))
         }
@@ -111,7 +147,7 @@ extension APNsRequest {
                 400, "InvalidPushType",
                 "apns-push-type '\(pushType)' is not one of \(Self.pushTypes.joined(separator: ", "))")
         }
-        var token = self.token ?? destination.token
+        var token = self.token ?? ""
         if let path = headers[":path"] {
             guard path.hasPrefix("/3/device/") else {
                 return reject(404, "BadPath", "the path must be /3/device/<token>, got \(path)")
@@ -123,21 +159,26 @@ extension APNsRequest {
             return reject(400, "BadDeviceToken", "the device token must be an even number of hex digits")
         }
         let normalized = token.lowercased()
-        if normalized != destination.token {
-            if let retired = destination.retiredTokens[normalized] {
-                return .failure(
-                    APNsRejection(
-                        status: 410, reason: "Unregistered", detail: "the token is no longer active for the topic",
-                        timestamp: retired))
-            }
-            return .failure(
-                APNsRejection(
-                    status: 410, reason: "Unregistered", detail: "no device here has this token", timestamp: 0))
+        guard let record = tokens(normalized) else {
+            return reject(400, "BadDeviceToken", "no app was ever issued this token")
         }
-        let expectedTopic = destination.bundleID + (pushType.flatMap { Self.topicSuffixes[$0] } ?? "")
+        guard record.environment == environment else {
+            return reject(
+                400, "BadDeviceToken",
+                "the token was issued in the \(record.environment.rawValue) environment; this request went to \(environment.rawValue)"
+            )
+        }
+        let expectedTopic = record.bundleID + (pushType.flatMap { Self.topicSuffixes[$0] } ?? "")
         if topic != expectedTopic {
             return reject(
                 400, "DeviceTokenNotForTopic", "the token belongs to topic \(expectedTopic), not \(topic)")
+        }
+        if let retired = record.retiredAt {
+            return .failure(
+                APNsRejection(
+                    status: 410, reason: "Unregistered",
+                    detail: "the token is no longer active for the topic (the app was uninstalled or its token rotated)",
+                    timestamp: retired))
         }
         if let expiration = headers["apns-expiration"], Int64(expiration) == nil || expiration.hasPrefix("-") {
             return reject(
@@ -155,7 +196,7 @@ extension APNsRequest {
         }
         return .success(
             APNsNotification(
-                apnsID: headers["apns-id"], pushType: pushType, priority: priority,
+                token: normalized, apnsID: headers["apns-id"], pushType: pushType, priority: priority,
                 collapseID: headers["apns-collapse-id"], payload: payload))
     }
 

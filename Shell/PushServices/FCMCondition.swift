@@ -9,17 +9,35 @@ public enum FCMCondition {
     public static let maxNesting = 32
     public static let maxTopics = 5
 
-    /// The topics a well-formed condition names, or an error that says what is wrong.
-    public static func topics(in condition: String) -> Result<[String], FCMError> {
+    /// A parsed condition, evaluated per device against the topics its token holds.
+    public indirect enum Expression: Sendable, Equatable {
+        case topic(String)
+        case not(Expression)
+        case and(Expression, Expression)
+        case or(Expression, Expression)
+
+        /// Whether a device subscribed to `topics` receives the message.
+        public func matches(_ topics: Set<String>) -> Bool {
+            switch self {
+            case .topic(let name): topics.contains(name)
+            case .not(let inner): !inner.matches(topics)
+            case .and(let left, let right): left.matches(topics) && right.matches(topics)
+            case .or(let left, let right): left.matches(topics) || right.matches(topics)
+            }
+        }
+    }
+
+    /// The expression of a well-formed condition, or an error that says what is wrong.
+    public static func parse(_ condition: String) -> Result<Expression, FCMError> {
         var parser = Parser(bytes: Array(condition.utf8))
         do throws(FCMError) {
-            try parser.expression()
+            let expression = try parser.expression()
             parser.skipSpace()
             guard parser.index == parser.bytes.count else { throw parser.error("unexpected text") }
+            return .success(expression)
         } catch {
             return .failure(error)
         }
-        return .success(parser.topics)
     }
 
     struct Parser {
@@ -48,36 +66,39 @@ public enum FCMCondition {
             return true
         }
 
-        mutating func expression() throws(FCMError) {
-            try conjunction()
-            while take("||") { try conjunction() }
+        mutating func expression() throws(FCMError) -> Expression {
+            var result = try conjunction()
+            while take("||") { result = .or(result, try conjunction()) }
+            return result
         }
 
-        mutating func conjunction() throws(FCMError) {
-            try unary()
-            while take("&&") { try unary() }
+        mutating func conjunction() throws(FCMError) -> Expression {
+            var result = try unary()
+            while take("&&") { result = .and(result, try unary()) }
+            return result
         }
 
-        mutating func unary() throws(FCMError) {
-            if take("!") { return try nested { parser throws(FCMError) in try parser.unary() } }
+        mutating func unary() throws(FCMError) -> Expression {
+            if take("!") { return .not(try nested { parser throws(FCMError) in try parser.unary() }) }
             if take("(") {
-                try nested { parser throws(FCMError) in try parser.expression() }
+                let inner = try nested { parser throws(FCMError) in try parser.expression() }
                 guard take(")") else { throw error("missing )") }
-                return
+                return inner
             }
-            try topic()
+            return .topic(try topic())
         }
 
-        mutating func nested(_ body: (inout Parser) throws(FCMError) -> Void) throws(FCMError) {
+        mutating func nested(_ body: (inout Parser) throws(FCMError) -> Expression) throws(FCMError) -> Expression {
             nesting += 1
             guard nesting <= FCMCondition.maxNesting else {
                 throw error("nesting is deeper than \(FCMCondition.maxNesting) levels")
             }
-            try body(&self)
+            let result = try body(&self)
             nesting -= 1
+            return result
         }
 
-        mutating func topic() throws(FCMError) {
+        mutating func topic() throws(FCMError) -> String {
             skipSpace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "'") || bytes[index] == UInt8(ascii: "\"") else {
                 throw error("expected a quoted topic name")
@@ -96,6 +117,7 @@ public enum FCMCondition {
                 throw .invalidArgument(
                     "Invalid condition: at most \(FCMCondition.maxTopics) topics are allowed; topic \(topics.count) is '\(name)'")
             }
+            return name
         }
     }
 }

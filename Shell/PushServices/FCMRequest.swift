@@ -13,10 +13,24 @@ public struct FCMRequest: Sendable {
 }
 
 /// Who a message is for.
-public enum FCMTarget: Sendable, Equatable {
+public enum FCMTarget: Sendable, Hashable {
     case token(String)
+    /// A Firebase installation id, where the newer SDKs allow it instead of a token.
+    case fid(String)
     case topic(String)
     case condition(String)
+}
+
+/// What FCM knows of a registration token (or installation id): the Firebase
+/// project of its app, and whether it was retired (uninstall or rotation).
+public struct FCMTokenRecord: Sendable, Equatable {
+    public var project: String
+    public var retired: Bool
+
+    public init(project: String, retired: Bool = false) {
+        self.project = project
+        self.retired = retired
+    }
 }
 
 /// A message FCM accepted.
@@ -40,7 +54,8 @@ public struct FCMMessage: Sendable, Equatable {
 
 extension FCMRequest {
     static let messageFields = [
-        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "topic", "condition",
+        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "fid", "topic",
+        "condition",
     ]
     static let notificationFields = ["title", "body", "image"]
     static let androidFields = [
@@ -60,18 +75,35 @@ extension FCMRequest {
     /// Four weeks, FCM's longest time to live.
     public static let maxTTLSeconds = 2_419_200.0
 
-    /// Validates as FCM's HTTP v1 API does (see `../shared/spec/apns-fcm-rules.md`);
-    /// a `token` must be `deviceToken`. Words FCM is known to use are used verbatim;
-    /// the rest are the shell's, listed in Docs/Shell.md.
-    public func validate(deviceToken: String?) -> Result<FCMMessage, FCMError> {
+    /// Validates the message as FCM's HTTP v1 API does (see
+    /// `../shared/spec/apns-fcm-rules.md`). Words FCM is known to use are used
+    /// verbatim; the rest are the shell's, listed in Docs/Shell.md.
+    public func validate() -> Result<FCMMessage, FCMError> {
         do {
-            return .success(try parse(deviceToken: deviceToken))
+            return .success(try parse())
         } catch {
             return .failure(error)
         }
     }
 
-    private func parse(deviceToken: String?) throws(FCMError) -> FCMMessage {
+    /// Where a valid message goes: the project it is sent in (the path's `{id}`,
+    /// `project`, or for a token the token's own), or why FCM refuses it: an unknown
+    /// or retired token is 404 `UNREGISTERED`, a token of another project 403
+    /// `SENDER_ID_MISMATCH`. Topics and conditions go to `project ?? defaultProject`.
+    public static func route(
+        _ target: FCMTarget, project: String?, defaultProject: String, tokens: (FCMTarget) -> FCMTokenRecord?
+    ) -> Result<String, FCMError> {
+        switch target {
+        case .token, .fid:
+            guard let record = tokens(target), !record.retired else { return .failure(.unregistered) }
+            if let project, project != record.project { return .failure(.senderIDMismatch(project: project)) }
+            return .success(record.project)
+        case .topic, .condition:
+            return .success(project ?? defaultProject)
+        }
+    }
+
+    private func parse() throws(FCMError) -> FCMMessage {
         let root: JSON
         do {
             root = try parsedBody ?? JSON.parse(body)
@@ -162,18 +194,17 @@ extension FCMRequest {
             + (title?.utf8.count ?? 0) + (body?.utf8.count ?? 0)
         if size > Self.maxPayloadBytes { throw .invalidArgument("Android message is too big") }
 
-        if case .token(let token) = target, token != deviceToken { throw .unregistered }
         return FCMMessage(
             target: target, validateOnly: validateOnly, data: data, title: title, body: body, tag: tag,
             collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage)
     }
 
     static func target(of message: JSONObject) throws(FCMError) -> FCMTarget {
-        let named = ["token", "topic", "condition"].filter { message.contains($0) }
+        let named = ["token", "fid", "topic", "condition"].filter { message.contains($0) }
         guard !named.isEmpty else { throw .invalidArgument("Recipient of the message is not set.") }
         guard named.count == 1 else {
             throw .invalidArgument(
-                "Exactly one of token, topic or condition must be set; this message sets \(named.joined(separator: " and "))."
+                "Exactly one of fid, token, topic or condition must be specified; this message sets \(named.joined(separator: " and "))."
             )
         }
         let field = named[0]
@@ -186,12 +217,15 @@ extension FCMRequest {
                 throw .invalidArgument("The registration token is not a valid FCM registration token")
             }
             return .token(value)
+        case "fid":
+            guard isTokenShaped(value) else { throw .invalidArgument("The fid is not a valid Firebase installation id") }
+            return .fid(value)
         case "topic":
             let name = value.hasPrefix("/topics/") ? String(value.dropFirst("/topics/".count)) : value
             guard isTopicName(name) else { throw .invalidArgument("Malformed topic name: '\(value)'") }
             return .topic(name)
         default:
-            if case .failure(let error) = FCMCondition.topics(in: value) { throw error }
+            if case .failure(let error) = FCMCondition.parse(value) { throw error }
             return .condition(value)
         }
     }

@@ -6,12 +6,16 @@ struct Pattern {
     /// Values remembered by `{{name}}`.
     var captures: [String: JSON] = [:]
 
+    /// `"*"` matches any value, `"text*"` any string that starts with `text`.
     /// `subset`: an expected object's keys must be present (others are ignored);
     /// otherwise the keys must be the same, in the same order. A string value
     /// matches an expected object or array when it is that JSON's text.
     mutating func matches(_ expected: JSON, _ actual: JSON, subset: Bool) -> Bool {
         if case .string(let text) = expected {
             if text == "*" { return true }
+            if text.hasSuffix("*"), case .string(let value) = actual, value.hasPrefix(String(text.dropLast())) {
+                return true
+            }
             if let name = Self.captureName(text) {
                 if let known = captures[name] { return known == actual }
                 captures[name] = actual

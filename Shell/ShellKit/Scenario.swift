@@ -22,9 +22,11 @@ import OrderedJSON
 ///   output is this JSON (same keys, same order) or this exact text.
 /// - `< delivery KEY failed "text"`: an `ok: false` item.
 /// - `< end KEY`: the stream on KEY ended.
+/// - `KEY@DEVICE` in a delivery or an end (`< delivery push@d2 {…}`): from that
+///   device only; a bare KEY matches a delivery from any device.
 /// - `< nothing`: no deliveries (the same as listing none).
 /// The deliveries listed must be exactly the request's deliveries, in order.
-/// In patterns `"*"` matches any value, and `"{{name}}"` matches any value the first
+/// In patterns `"*"` matches any value, `"text*"` any string starting with `text`, and `"{{name}}"` matches any value the first
 /// time and remembers it; later it must be equal. Request lines may use `{{name}}`
 /// to send a remembered value (`{{token}}` is always the device's current token).
 public struct Scenario: Sendable {
@@ -39,8 +41,8 @@ public struct Scenario: Sendable {
 
     public enum Expectation: Sendable, Equatable {
         case reply(JSON, line: Int)
-        case delivery(key: String, ok: Bool, output: JSON, line: Int)
-        case end(key: String, line: Int)
+        case delivery(key: String, device: String?, ok: Bool, output: JSON, line: Int)
+        case end(key: String, device: String?, line: Int)
         case nothing(line: Int)
     }
 
@@ -85,7 +87,8 @@ public struct Scenario: Sendable {
             return .nothing(line: line)
         case "end":
             guard !rest.isEmpty else { throw SyntaxError(line: line, message: "end needs a key") }
-            return .end(key: rest, line: line)
+            let (key, device) = Self.keyAndDevice(rest)
+            return .end(key: key, device: device, line: line)
         case "reply":
             let pattern = try json(rest, line: line)
             guard pattern.objectValue != nil else {
@@ -93,19 +96,27 @@ public struct Scenario: Sendable {
             }
             return .reply(pattern, line: line)
         case "delivery":
-            let (key, after) = rest.splitFirstWord()
-            guard !key.isEmpty, !after.isEmpty else {
+            let (word, after) = rest.splitFirstWord()
+            guard !word.isEmpty, !after.isEmpty else {
                 throw SyntaxError(line: line, message: "delivery needs a key and an output")
             }
+            let (key, device) = Self.keyAndDevice(word)
             let (flag, failedText) = after.splitFirstWord()
             if flag == "failed" {
-                return .delivery(key: key, ok: false, output: try json(failedText, line: line), line: line)
+                return .delivery(
+                    key: key, device: device, ok: false, output: try json(failedText, line: line), line: line)
             }
-            return .delivery(key: key, ok: true, output: try json(after, line: line), line: line)
+            return .delivery(key: key, device: device, ok: true, output: try json(after, line: line), line: line)
         default:
             throw SyntaxError(
                 line: line, message: "unknown expectation '\(word)'; use reply, delivery, end or nothing")
         }
+    }
+
+    /// `push@d2` → ("push", "d2"); `push` → ("push", nil).
+    static func keyAndDevice(_ word: String) -> (String, String?) {
+        guard let at = word.lastIndex(of: "@"), at != word.startIndex else { return (word, nil) }
+        return (String(word[..<at]), String(word[word.index(after: at)...]))
     }
 
     static func json(_ text: String, line: Int) throws(SyntaxError) -> JSON {

@@ -110,14 +110,16 @@ public enum ScenarioRunner {
 
     static func matches(_ expectation: Scenario.Expectation, _ delivery: JSON, pattern: inout Pattern) -> Bool {
         switch expectation {
-        case .delivery(let key, let ok, let output, _):
-            guard delivery["delivery"] == .string(key), delivery["ok"] == .bool(ok), let text = delivery["output"]
+        case .delivery(let key, let device, let ok, let output, _):
+            guard delivery["delivery"] == .string(key), device == nil || delivery["device"] == device.map(JSON.string),
+                delivery["ok"] == .bool(ok), let text = delivery["output"]
             else {
                 return false
             }
             return pattern.matches(output, text, subset: false)
-        case .end(let key, _):
+        case .end(let key, let device, _):
             return delivery["delivery"] == .string(key) && delivery["end"] == true
+                && (device == nil || delivery["device"] == device.map(JSON.string))
         default:
             return false
         }
@@ -125,8 +127,9 @@ public enum ScenarioRunner {
 
     static func describe(_ expectation: Scenario.Expectation) -> String {
         switch expectation {
-        case .delivery(let key, let ok, let output, _): "delivery \(key) \(ok ? "" : "failed ")\(output.compactText)"
-        case .end(let key, _): "end \(key)"
+        case .delivery(let key, let device, let ok, let output, _):
+            "delivery \(key)\(device.map { "@" + $0 } ?? "") \(ok ? "" : "failed ")\(output.compactText)"
+        case .end(let key, let device, _): "end \(key)\(device.map { "@" + $0 } ?? "")"
         case .reply(let pattern, _): "reply \(pattern.compactText)"
         case .nothing: "nothing"
         }
@@ -136,7 +139,7 @@ public enum ScenarioRunner {
 extension Scenario.Expectation {
     var line: Int {
         switch self {
-        case .reply(_, let line), .delivery(_, _, _, let line), .end(_, let line), .nothing(let line): line
+        case .reply(_, let line), .delivery(_, _, _, _, let line), .end(_, _, let line), .nothing(let line): line
         }
     }
 }

@@ -7,7 +7,8 @@ import SimulatedDevice
 
 /// `cxshell serve`'s protocol (`../shared/spec/shell-protocol.md`): one request line
 /// in, its output lines out (the deliveries it caused, then its reply). The shell
-/// plays the app core and the outside world; the device plays the OS.
+/// plays the app cores and the outside world over a world of devices, each playing
+/// its OS; APNs and FCM find a device by its token, through the world's registry.
 ///
 /// A request is handled completely, and the app's host is idle, before `handle`
 /// returns. A request the shell cannot understand, or that does not fit the device,
@@ -16,12 +17,19 @@ public final class Session {
     /// The longest request line accepted.
     public static let maxLineBytes = 1 << 20
     static let ops = [
-        "device", "permission", "launch", "background", "foreground", "kill", "force_stop", "call", "notify",
-        "subscribe", "unsubscribe", "apns", "simctl", "fcm", "tap", "tray", "rotate_token", "state",
+        "device", "devices", "permission", "launch", "background", "foreground", "kill", "force_stop", "call",
+        "notify", "subscribe", "unsubscribe", "apns", "simctl", "fcm", "tap", "tray", "rotate_token", "state",
+        "uninstall", "install", "fcm_topic",
     ]
 
     private let endpoint = CoreEndpoint()
-    private var device: Device?
+    /// Every token the world's devices were issued: how a push finds its device.
+    private let registry = TokenRegistry()
+    private var devices: [Device] = []
+    private var devicesByID: [String: Device] = [:]
+    private var current: Device?
+    /// The devices a request touched: their hosts are waited for before its reply.
+    private var touched: [Device] = []
     private let clock: () -> Int64
 
     /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps).
@@ -34,6 +42,7 @@ public final class Session {
     public func handle(line: some Collection<UInt8>) -> [String] {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
         var reply: JSONObject
+        touched.removeAll(keepingCapacity: true)
         do {
             let request = try Request(line: line, maxBytes: Self.maxLineBytes)
             reply = JSONObject([("reply", request.id), ("ok", true)])
@@ -48,7 +57,7 @@ public final class Session {
             reply = Self.error(nil, "\(error)")
         }
         do {
-            try device?.waitUntilIdle()
+            for device in touched { try device.waitUntilIdle() }
         } catch {
             // Only a session driven from its own host's thread gets here.
             reply = Self.error(reply["reply"] ?? nil, "\(error)")
@@ -56,8 +65,8 @@ public final class Session {
         return endpoint.takeLines() + [reply.compactText]
     }
 
-    /// The device's current push token, if there is a device with one.
-    public var deviceToken: String? { device?.token }
+    /// The current device's push token, if it has one.
+    public var deviceToken: String? { current?.token }
 
     /// Handles one request given as text.
     public func handle(_ text: String) -> [String] { handle(line: Array(text.utf8)) }
@@ -71,9 +80,12 @@ public final class Session {
         guard Self.ops.contains(request.op) else {
             throw request.invalid("unknown op '\(request.op)'; the ops are: \(Self.ops.joined(separator: ", "))")
         }
-        guard let device else {
-            throw request.invalid(#"there is no device yet: start with {"op":"device","platform":"ios"}"#)
+        if request.op == "devices" {
+            reply["devices"] = .array(devices.map(Self.summary))
+            return
         }
+        let device = try target(of: request)
+        touched.append(device)
         switch request.op {
         case "permission":
             let answer = try request.string("answer")
@@ -83,17 +95,36 @@ public final class Session {
             device.setPermission(grant: answer == "grant")
             reply["permission"] = .string(device.authorization.rawValue)
         case "launch":
-            reply["state"] = .string(device.launch().rawValue)
+            reply["state"] = .string(try device.launch().rawValue)
         case "background":
             reply["state"] = .string(try device.moveToBackground().rawValue)
         case "foreground":
             reply["state"] = .string(try device.moveToForeground().rawValue)
         case "kill":
             reply["state"] = .string(try device.kill().rawValue)
-            endpoint.processEnded()
+            endpoint.processEnded(on: device.id)
         case "force_stop":
             reply["state"] = .string(try device.forceStop().rawValue)
-            endpoint.processEnded()
+            endpoint.processEnded(on: device.id)
+        case "uninstall":
+            try device.uninstall(nowMilliseconds: clock())
+            endpoint.processEnded(on: device.id)
+        case "install":
+            let bundle = try request.optionalString("bundle")
+            if bundle == "" { throw request.invalid("\"bundle\" must not be empty") }
+            reply["bundle"] = .string(try device.install(bundleID: bundle))
+        case "fcm_topic":
+            let topic = try request.string("topic")
+            guard FCMRequest.isTopicName(topic) else {
+                throw request.invalid("'\(topic)' is not a topic name (^[a-zA-Z0-9-_.~%]{1,900}$)")
+            }
+            guard let subscribe = request.fields["subscribe"] else {
+                throw request.invalid("fcm_topic needs a boolean field \"subscribe\"")
+            }
+            guard case .bool(let subscribed) = subscribe else {
+                throw request.invalid("\"subscribe\" must be a boolean, not \(subscribe.typeName)")
+            }
+            reply["topics"] = .array(try device.setTopic(topic, subscribed: subscribed).map(JSON.string))
         case "call", "notify":
             let host = try runningHost(device)
             let plugin = try request.string("plugin")
@@ -105,7 +136,7 @@ public final class Session {
             }
             let id = try host.call(plugin, method, input: input)
             try host.waitUntilIdle()
-            guard let answer = endpoint.takeAnswer(id) else {
+            guard let answer = endpoint.takeAnswer(id, from: device.id) else {
                 throw request.invalid(
                     "plugin '\(plugin)' has not answered '\(method)' yet; the shell waits only until the host is idle")
             }
@@ -123,25 +154,13 @@ public final class Session {
             let key = try request.string("key")
             host.unsubscribe(key: key)
         case "apns":
-            try requirePlatform(.ios, device, request)
-            let body = try request.body("body")
-            let apns = APNsRequest(
-                headers: try request.headers(), body: body.bytes, parsedBody: body.value,
-                token: try request.optionalString("token"))
-            switch apns.validate(for: device.apnsDestination) {
-            case .failure(let rejection):
-                reply = Self.rejection(request.id, rejection)
-            case .success(let notification):
-                reply["apns-id"] = .string(notification.apnsID ?? device.makeAPNsID())
-                record(
-                    device.receive(apnsPayload: notification.payload, collapseID: notification.collapseID), in: &reply)
-            }
+            try sendAPNs(request, defaultDevice: device, into: &reply)
         case "simctl":
             try requirePlatform(.ios, device, request)
             let file = try request.body("file")
             let simctl = SimctlPayload(
                 file: file.bytes, parsedFile: file.value, bundleArgument: try request.optionalString("bundle"))
-            switch simctl.validate(installedBundle: device.bundleID) {
+            switch simctl.validate(installedBundle: device.isInstalled ? device.bundleID : "(no app)") {
             case .failure(let rejection):
                 reply = Self.rejection(request.id, rejection)
             case .success(let accepted):
@@ -149,25 +168,7 @@ public final class Session {
                 record(device.receive(apnsPayload: accepted.payload, collapseID: nil), in: &reply)
             }
         case "fcm":
-            try requirePlatform(.android, device, request)
-            let body = try request.body("body")
-            switch FCMRequest(body: body.bytes, parsedBody: body.value).validate(deviceToken: device.token) {
-            case .failure(let error):
-                reply = JSONObject([
-                    ("reply", request.id), ("ok", false),
-                    (
-                        "error",
-                        [
-                            ("code", .integer(Int64(error.code))), ("status", .string(error.status)),
-                            ("message", .string(error.message)),
-                        ].jsonObject
-                    ),
-                ])
-            case .success(let message):
-                let messageID = device.makeFCMMessageID()
-                reply["name"] = .string("projects/cxshell/messages/\(messageID)")
-                record(Self.fcmOutcome(message, device: device, messageID: messageID), in: &reply)
-            }
+            try sendFCM(request, defaultDevice: device, into: &reply)
         case "tap":
             reply["id"] = .string(try device.tap(try request.string("which")))
         case "tray":
@@ -189,7 +190,28 @@ public final class Session {
             reply["subscriptions"] = .array((device.host?.subscribedKeys ?? []).map(JSON.string))
             reply["buffered"] = .integer(Int64(buffer.buffered))
             reply["dropped_taps"] = .integer(Int64(buffer.droppedTaps))
+            reply["device"] = .string(device.id)
+            reply["installed"] = .bool(device.isInstalled)
+            if device.platform == .android {
+                reply["fid"] = device.installationID.map(JSON.string) ?? .null
+                reply["topics"] = .array(device.topics.map(JSON.string))
+            }
         }
+    }
+
+    /// The device a request names with `"device"`, or the current one.
+    private func target(of request: Request) throws -> Device {
+        if let name = try request.optionalString("device") {
+            guard let device = devicesByID[name] else {
+                let known = devices.isEmpty ? "none yet" : devices.map(\.id).joined(separator: ", ")
+                throw request.invalid("there is no device '\(name)'; the devices are: \(known)")
+            }
+            return device
+        }
+        guard let current else {
+            throw request.invalid(#"there is no device yet: start with {"op":"device","platform":"ios"}"#)
+        }
+        return current
     }
 
     private func makeDevice(_ request: Request, into reply: inout JSONObject) throws {
@@ -199,13 +221,169 @@ public final class Session {
         }
         let bundle = try request.optionalString("bundle") ?? "com.example.app"
         guard !bundle.isEmpty else { throw request.invalid("\"bundle\" must not be empty") }
-        device?.powerOff()
-        endpoint.processEnded()
-        _ = endpoint.takeLines()
-        let endpoint = endpoint
-        device = Device(platform: platform, bundleID: bundle) { endpoint.receive($0) }
+        var options = DeviceOptions()
+        if let environment = try request.optionalString("apns_environment") {
+            guard let value = APNsEnvironment(rawValue: environment) else {
+                throw request.invalid("\"apns_environment\" must be production or development, not '\(environment)'")
+            }
+            options.apnsEnvironment = value
+        }
+        if let project = try request.optionalString("fcm_project") {
+            guard !project.isEmpty else { throw request.invalid("\"fcm_project\" must not be empty") }
+            options.fcmProject = project
+        }
+        if let team = try request.optionalString("apns_team") {
+            guard !team.isEmpty else { throw request.invalid("\"apns_team\" must not be empty") }
+            options.apnsTeam = team
+        }
+        let id = "d\(devices.count + 1)"
+        let device = Device(
+            id: id, platform: platform, bundleID: bundle, options: options, registry: registry,
+            core: endpoint.receiver(for: id))
+        devices.append(device)
+        devicesByID[id] = device
+        current = device
+        reply["device"] = .string(id)
         reply["platform"] = .string(platform.rawValue)
         reply["bundle"] = .string(bundle)
+    }
+
+    private static func summary(_ device: Device) -> JSON {
+        [
+            ("device", .string(device.id)), ("platform", .string(device.platform.rawValue)),
+            ("bundle", .string(device.bundleID)), ("state", .string(device.appState.rawValue)),
+            ("token", device.token.map(JSON.string) ?? .null),
+        ].jsonObject
+    }
+
+    // MARK: Services
+
+    /// An APNs request finds its device by token, as APNs does: `token` when given,
+    /// else the named (or current) device's.
+    private func sendAPNs(_ request: Request, defaultDevice device: Device, into reply: inout JSONObject) throws {
+        let headers = try request.headers()
+        var token = try request.optionalString("token")
+        if token == nil && headers[":path"] == nil {
+            try requirePlatform(.ios, device, request)
+            guard let own = device.token else {
+                throw DeviceRefusal(
+                    "the app on \(device.id) has no APNs token yet (it gets one when it registers); pass \"token\" to send to one anyway"
+                )
+            }
+            token = own
+        }
+        var environment = APNsEnvironment.production
+        if let name = try request.optionalString("environment") {
+            guard let value = APNsEnvironment(rawValue: name) else {
+                throw request.invalid("\"environment\" must be production or development, not '\(name)'")
+            }
+            environment = value
+        }
+        let body = try request.body("body")
+        let apns = APNsRequest(
+            headers: headers, body: body.bytes, parsedBody: body.value, token: token, environment: environment)
+        switch apns.validate(tokens: registry.apnsRecord) {
+        case .failure(let rejection):
+            reply = Self.rejection(request.id, rejection)
+        case .success(let notification):
+            guard let target = registry.entry(token: notification.token).flatMap({ devicesByID[$0.deviceID] }) else {
+                throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
+            }
+            touched.append(target)
+            reply["apns-id"] = .string(notification.apnsID ?? target.makeAPNsID())
+            reply["device"] = .string(target.id)
+            if let handler = notification.systemHandler {
+                reply["effect"] = .string(
+                    "delivered to \(handler) on \(target.id): the push plugin does not handle it, so no event and nothing in the tray"
+                )
+                return
+            }
+            record(target.receive(apnsPayload: notification.payload, collapseID: notification.collapseID), in: &reply)
+        }
+    }
+
+    /// An FCM request: a token or installation id finds its device; a topic or a
+    /// condition reaches every Android device of the project whose token matches,
+    /// each as a push of its own, in the world's order.
+    private func sendFCM(_ request: Request, defaultDevice device: Device, into reply: inout JSONObject) throws {
+        let body = try request.body("body")
+        let project = try request.optionalString("project")
+        if project == "" { throw request.invalid("\"project\" must not be empty") }
+        let message: FCMMessage
+        switch FCMRequest(body: body.bytes, parsedBody: body.value).validate() {
+        case .failure(let error):
+            reply = Self.fcmError(request.id, error)
+            return
+        case .success(let valid):
+            message = valid
+        }
+        // A token or installation id names its device; a topic or condition is sent
+        // from the request's device, whose project is the default (a single-device
+        // driver's `fcm` on an iOS device is refused as before).
+        switch message.target {
+        case .token, .fid: break
+        case .topic, .condition: try requirePlatform(.android, device, request)
+        }
+        let defaultProject = device.options.fcmProject
+        let routed = FCMRequest.route(
+            message.target, project: project, defaultProject: defaultProject, tokens: registry.fcmRecord)
+        let sentIn: String
+        switch routed {
+        case .failure(let error):
+            reply = Self.fcmError(request.id, error)
+            return
+        case .success(let value):
+            sentIn = value
+        }
+        let recipients = recipients(of: message.target, in: sentIn)
+        let messageID = (recipients.first ?? device).makeFCMMessageID()
+        reply["name"] = .string("projects/\(sentIn)/messages/\(messageID)")
+        if message.validateOnly {
+            reply["effect"] = .string("validated only (validate_only is true): nothing was sent")
+            return
+        }
+        switch message.target {
+        case .token, .fid:
+            guard let target = recipients.first else { return }
+            touched.append(target)
+            reply["device"] = .string(target.id)
+            record(target.receive(fcm: message, messageID: messageID), in: &reply)
+        case .topic, .condition:
+            var reached: [JSON] = []
+            for target in recipients {
+                let outcome = target.receive(fcm: message, messageID: messageID)
+                // One device's deliveries are all written before the next one's.
+                try target.waitUntilIdle()
+                var entry = JSONObject([("device", .string(target.id)), ("effect", .string(outcome.effect))])
+                if let trayID = outcome.trayID { entry["tray_id"] = .string(trayID) }
+                reached.append(.object(entry))
+            }
+            let what: String =
+                if case .topic(let topic) = message.target { "topic '\(topic)'" } else { "the condition" }
+            reply["effect"] = .string(
+                "sent to \(what) in project \(sentIn): reached \(reached.count) device\(reached.count == 1 ? "" : "s")")
+            reply["devices"] = .array(reached)
+        }
+    }
+
+    /// The devices an accepted FCM message is for.
+    private func recipients(of target: FCMTarget, in project: String) -> [Device] {
+        switch target {
+        case .token(let token):
+            return registry.entry(token: token).flatMap { devicesByID[$0.deviceID] }.map { [$0] } ?? []
+        case .fid(let fid):
+            return registry.entry(installationID: fid).flatMap { devicesByID[$0.deviceID] }.map { [$0] } ?? []
+        case .topic(let topic):
+            return devices.filter { Self.isFCMApp($0, in: project) && $0.topics.contains(topic) }
+        case .condition(let text):
+            guard case .success(let condition) = FCMCondition.parse(text) else { return [] }
+            return devices.filter { Self.isFCMApp($0, in: project) && condition.matches(Set($0.topics)) }
+        }
+    }
+
+    private static func isFCMApp(_ device: Device, in project: String) -> Bool {
+        device.platform == .android && device.isInstalled && device.token != nil
+            && device.options.fcmProject == project
     }
 
     private func runningHost(_ device: Device) throws -> PluginHost {
@@ -227,19 +405,17 @@ public final class Session {
         if let trayID = outcome.trayID { reply["tray_id"] = .string(trayID) }
     }
 
-    private static func fcmOutcome(_ message: FCMMessage, device: Device, messageID: String) -> PushOutcome {
-        if message.validateOnly {
-            return PushOutcome(effect: "validated only (validate_only is true): nothing was sent")
+    private static func fcmError(_ id: JSON, _ error: FCMError) -> JSONObject {
+        var envelope = JSONObject([
+            ("code", .integer(Int64(error.code))), ("status", .string(error.status)), ("message", .string(error.message)),
+        ])
+        if let code = error.errorCode {
+            envelope["details"] = [
+                [("@type", "type.googleapis.com/google.firebase.fcm.v1.FcmError"), ("errorCode", .string(code))]
+                    .jsonObject
+            ]
         }
-        switch message.target {
-        case .token: return device.receive(fcm: message, messageID: messageID)
-        case .topic(let topic):
-            return PushOutcome(
-                effect: "accepted for topic '\(topic)'; no device here subscribes to topics, so nothing was delivered")
-        case .condition:
-            return PushOutcome(
-                effect: "accepted for a topic condition; no device here subscribes to topics, so nothing was delivered")
-        }
+        return JSONObject([("reply", id), ("ok", false), ("error", .object(envelope))])
     }
 
     private static func rejection(_ id: JSON, _ rejection: APNsRejection) -> JSONObject {

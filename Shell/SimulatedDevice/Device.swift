@@ -3,27 +3,59 @@ import OrderedJSON
 import PushPlugin
 import PushServices
 
-/// A simulated phone with one app installed (the shell's `device`). It holds the
-/// OS's state (app state, permission, push token, tray, the app's storage) and
-/// reaches the push plugin only through its platform bridges, exactly as a real iOS
-/// or Android shell would.
+/// How a device's app is registered with the push services (the `device` request's
+/// options in shell-protocol.md).
+public struct DeviceOptions: Sendable, Equatable {
+    /// The APNs environment that issues the app's tokens.
+    public var apnsEnvironment: APNsEnvironment
+    /// The Firebase project the Android app belongs to.
+    public var fcmProject: String
+    /// The Apple developer team that owns the bundle.
+    public var apnsTeam: String
+
+    public init(
+        apnsEnvironment: APNsEnvironment = .production, fcmProject: String = "cxshell",
+        apnsTeam: String = "TEAM000001"
+    ) {
+        self.apnsEnvironment = apnsEnvironment
+        self.fcmProject = fcmProject
+        self.apnsTeam = apnsTeam
+    }
+}
+
+/// A simulated phone with one app (the shell's `device`). It holds the OS's state
+/// (install, app state, permission, push token, tray, the app's storage) and reaches
+/// the push plugin only through its platform bridges, exactly as a real iOS or
+/// Android shell would. Every token it is issued is recorded in the world's
+/// `TokenRegistry`, which is how a push finds it.
 ///
 /// The device's lock is never held while the plugin or the host runs: the plugin
 /// calls back into the device (`PushSystem`) while it works.
 public final class Device: PushSystem {
+    /// The world's name for the device: `d1`, `d2`, … in order of creation.
+    public let id: String
     public let platform: PushPlatform
-    public let bundleID: String
+    public let options: DeviceOptions
+    private let registry: TokenRegistry
     private let core: @Sendable (Delivery) -> Void
     private let state: Monitor<State>
 
     struct State {
+        var installed = true
+        var bundleID: String
         var app = AppState.notRunning
         var process: AppProcess?
         var authorization = PushAuthorization.undetermined
         /// How the user answers the next permission prompt.
         var userGrants = true
-        var token: String
-        var retiredTokens: [String: Int64] = [:]
+        /// None until the OS issues one: a fresh install gets its token when the app
+        /// first registers (a new device's first install has one from the start).
+        var token: String?
+        /// Android: the Firebase installation id of this install.
+        var installationID: String?
+        /// Android: the FCM topics the app's token is subscribed to; they outlive
+        /// processes and end with the install.
+        var topics: Set<String> = []
         /// The app's own storage (`UserDefaults` / `SharedPreferences`); it survives kills.
         var storedToken: String?
         var tray = Tray()
@@ -38,15 +70,43 @@ public final class Device: PushSystem {
         }
     }
 
-    /// A device with the app installed and not running. `core` receives what the app's
-    /// host delivers while a process is alive.
-    public init(platform: PushPlatform, bundleID: String, core: @escaping @Sendable (Delivery) -> Void) {
+    /// A device with the app installed and not running, holding a token. `core`
+    /// receives what the app's host delivers while a process is alive.
+    public init(
+        id: String = "d1", platform: PushPlatform, bundleID: String, options: DeviceOptions = DeviceOptions(),
+        registry: TokenRegistry = TokenRegistry(), core: @escaping @Sendable (Delivery) -> Void
+    ) {
+        self.id = id
         self.platform = platform
-        self.bundleID = bundleID
+        self.options = options
+        self.registry = registry
         self.core = core
-        var initial = State(token: "")
-        initial.token = initial.newToken(for: platform)
-        state = Monitor(initial)
+        state = Monitor(State(bundleID: bundleID))
+        state.withLock { state in
+            issueInstallationID(&state)
+            issueToken(&state)
+        }
+    }
+
+    /// What the registry records for tokens this install is issued.
+    private func entry(_ state: State) -> TokenRegistry.Entry {
+        TokenRegistry.Entry(
+            deviceID: id, platform: platform, bundleID: state.bundleID, environment: options.apnsEnvironment,
+            project: options.fcmProject, retiredAt: nil)
+    }
+
+    private func issueToken(_ state: inout State) {
+        guard platform != .web else { return }
+        let token = state.newToken(for: platform)
+        state.token = token
+        registry.issue(token: token, to: entry(state))
+    }
+
+    private func issueInstallationID(_ state: inout State) {
+        guard platform == .android else { return }
+        let fid = state.ids.base64URL(22)
+        state.installationID = fid
+        registry.issue(installationID: fid, to: entry(state))
     }
 
     deinit {
@@ -57,8 +117,15 @@ public final class Device: PushSystem {
 
     public var appState: AppState { state.withLock { $0.app } }
     public var authorization: PushAuthorization { state.withLock { $0.authorization } }
-    /// The current push token; none on the web.
-    public var token: String? { platform == .web ? nil : state.withLock { $0.token } }
+    public var isInstalled: Bool { state.withLock { $0.installed } }
+    /// The installed (or last installed) app's bundle id.
+    public var bundleID: String { state.withLock { $0.bundleID } }
+    /// The current push token; none on the web, and none before the OS issues one.
+    public var token: String? { state.withLock { $0.token } }
+    /// Android: the Firebase installation id of the current install.
+    public var installationID: String? { state.withLock { $0.installationID } }
+    /// Android: the FCM topics the app's token is subscribed to, sorted.
+    public var topics: [String] { state.withLock { $0.topics.sorted() } }
     public var trayEntries: [TrayEntry] { state.withLock { $0.tray.entries } }
     /// The running app's host, which the core talks to; nil when the app is not running.
     public var host: PluginHost? { state.withLock { $0.app.isRunning ? $0.process?.host : nil } }
@@ -69,11 +136,6 @@ public final class Device: PushSystem {
         let (process, ended) = state.withLock { ($0.process, $0.droppedTapsInEndedProcesses) }
         let diagnostics = process?.push.diagnostics ?? PushDiagnostics(buffered: 0, droppedTaps: 0)
         return (diagnostics.buffered, ended + diagnostics.droppedTaps)
-    }
-
-    /// Where an APNs request must be addressed to reach this device.
-    public var apnsDestination: APNsDestination {
-        state.withLock { APNsDestination(token: $0.token, bundleID: bundleID, retiredTokens: $0.retiredTokens) }
     }
 
     /// Waits until the app's host (if any) has made every delivery it owes. Throws
@@ -110,7 +172,8 @@ public final class Device: PushSystem {
     }
 
     /// The user opens the app from the launcher (TAP-5: never an event).
-    public func launch() -> AppState {
+    public func launch() throws(DeviceRefusal) -> AppState {
+        try requireInstalled("launch it")
         switch appState {
         case .notRunning, .forceStopped:
             let process = start(.foreground)
@@ -170,10 +233,11 @@ public final class Device: PushSystem {
     /// plugin notices at the process's next start (TOK-2).
     public func rotateToken(nowMilliseconds: Int64) throws(DeviceRefusal) -> String {
         guard platform != .web else { throw DeviceRefusal("a web device has no push token to rotate") }
+        try requireInstalled("rotate its token")
         let (token, process) = state.withLock { state -> (String, AppProcess?) in
-            state.retiredTokens[state.token] = nowMilliseconds
-            state.token = state.newToken(for: platform)
-            return (state.token, state.app.isRunning ? state.process : nil)
+            registry.retire(token: state.token, installationID: nil, at: nowMilliseconds)
+            issueToken(&state)
+            return (state.token ?? "", state.app.isRunning ? state.process : nil)
         }
         if let process {
             if platform == .ios {
@@ -226,6 +290,61 @@ public final class Device: PushSystem {
             }
         }
         return entry.id
+    }
+
+    /// The user deletes the app: its process ends (as `kill`), its tray entries and
+    /// storage go, and every token it held is retired at `nowMilliseconds`, so APNs
+    /// answers 410 and FCM `UNREGISTERED` from now on. Its topics end with it.
+    public func uninstall(nowMilliseconds: Int64) throws(DeviceRefusal) {
+        try requireInstalled("uninstall it")
+        endProcess(next: .notRunning)
+        state.withLock { state in
+            registry.retire(token: state.token, installationID: state.installationID, at: nowMilliseconds)
+            state.installed = false
+            state.token = nil
+            state.installationID = nil
+            state.storedToken = nil
+            state.topics = []
+            state.tray.clear()
+            state.authorization = .undetermined
+        }
+    }
+
+    /// The app is installed again (or with another bundle): not running, no token
+    /// until it registers, the notification permission undetermined again.
+    public func install(bundleID: String?) throws(DeviceRefusal) -> String {
+        try state.withLock { state throws(DeviceRefusal) -> String in
+            guard !state.installed else {
+                throw DeviceRefusal("the app \(state.bundleID) is already installed; uninstall it first")
+            }
+            state.installed = true
+            if let bundleID { state.bundleID = bundleID }
+            state.authorization = .undetermined
+            issueInstallationID(&state)
+            return state.bundleID
+        }
+    }
+
+    /// Android: the app's Firebase library subscribes its token to an FCM topic, or
+    /// leaves it (`subscribeToTopic` / `unsubscribeFromTopic`). Returns the topics now.
+    public func setTopic(_ topic: String, subscribed: Bool) throws(DeviceRefusal) -> [String] {
+        guard platform == .android else {
+            throw DeviceRefusal("FCM topics are an Android operation here; this device is \(platform.rawValue)")
+        }
+        try requireInstalled("subscribe it to topics")
+        return try state.withLock { state throws(DeviceRefusal) -> [String] in
+            guard state.token != nil else {
+                throw DeviceRefusal("the app has no FCM token yet: it gets one when it registers")
+            }
+            if subscribed { state.topics.insert(topic) } else { state.topics.remove(topic) }
+            return state.topics.sorted()
+        }
+    }
+
+    private func requireInstalled(_ action: String) throws(DeviceRefusal) {
+        guard isInstalled else {
+            throw DeviceRefusal("the app is not installed, so the user cannot \(action); install it first")
+        }
     }
 
     // MARK: Pushes
@@ -368,8 +487,11 @@ public final class Device: PushSystem {
     }
 
     public func requestPushToken() {
-        let (token, process) = state.withLock { ($0.token, $0.process) }
-        guard let process else { return }
+        let (token, process) = state.withLock { state -> (String, AppProcess?) in
+            if state.token == nil && state.installed { issueToken(&state) }
+            return (state.token ?? "", state.process)
+        }
+        guard let process, platform != .web else { return }
         if platform == .ios {
             process.push.iosBridge.didRegisterForRemoteNotifications(deviceToken: Hex.decode(token))
         } else {

@@ -4,17 +4,25 @@ import Testing
 
 @Suite struct APNsRequestTests {
     let token = String(repeating: "ab", count: 32)
-    var destination: APNsDestination {
-        APNsDestination(token: token, bundleID: "com.example.app", retiredTokens: ["cd": 1234])
-    }
+    /// The world's tokens as APNs knows them: this app's, one retired at 1234, one
+    /// issued in development, one of another app.
+    static let records: [String: APNsTokenRecord] = [
+        String(repeating: "ab", count: 32): APNsTokenRecord(bundleID: "com.example.app"),
+        "cd": APNsTokenRecord(bundleID: "com.example.app", retiredAt: 1234),
+        "de": APNsTokenRecord(bundleID: "com.example.app", environment: .development),
+        "ef": APNsTokenRecord(bundleID: "com.other.app"),
+    ]
 
-    func validate(_ headers: [String: String], body: String = #"{"aps":{"alert":"x"}}"#, token: String? = nil)
-        -> Result<APNsNotification, APNsRejection>
-    {
+    func validate(
+        _ headers: [String: String], body: String = #"{"aps":{"alert":"x"}}"#, token: String? = nil,
+        environment: APNsEnvironment = .production
+    ) -> Result<APNsNotification, APNsRejection> {
         var headers = headers
         if headers["apns-topic"] == nil { headers["apns-topic"] = "com.example.app" }
         if headers["apns-topic"] == "" { headers["apns-topic"] = nil }
-        return APNsRequest(headers: headers, body: Array(body.utf8), token: token).validate(for: destination)
+        return APNsRequest(
+            headers: headers, body: Array(body.utf8), token: token ?? self.token, environment: environment
+        ).validate { Self.records[$0] }
     }
 
     func reason(_ result: Result<APNsNotification, APNsRejection>) -> String? {
@@ -44,6 +52,10 @@ import Testing
         #expect(reason(validate([:], token: "abc")) == "400 BadDeviceToken")
         #expect(reason(validate([:], token: "zz")) == "400 BadDeviceToken")
         #expect(reason(validate([:], token: "cd")) == "410 Unregistered")
+        #expect(reason(validate([:], token: "0123")) == "400 BadDeviceToken")  // never issued
+        #expect(reason(validate([:], token: "de")) == "400 BadDeviceToken")  // development token, production host
+        #expect(reason(validate([:], token: "de", environment: .development)) == nil)
+        #expect(reason(validate([:], token: "ef")) == "400 DeviceTokenNotForTopic")
         #expect(reason(validate(["apns-topic": "com.example.other"])) == "400 DeviceTokenNotForTopic")
         #expect(reason(validate(["apns-expiration": "-1"])) == "400 BadExpirationDate")
         #expect(reason(validate([:], body: "")) == "400 PayloadEmpty")
@@ -72,11 +84,10 @@ import Testing
         let digits = Array("0123456789abcdef")
         for length in 1...200 {
             let issued = String((0..<length).map { digits[($0 * 7 + length) % 16] })
-            let destination = APNsDestination(token: issued, bundleID: "com.example.app")
             for spelling in [issued, issued.uppercased()] {
                 let result = APNsRequest(
                     headers: ["apns-topic": "com.example.app"], body: Array(#"{"aps":{}}"#.utf8), token: spelling
-                ).validate(for: destination)
+                ).validate { $0 == issued ? APNsTokenRecord(bundleID: "com.example.app") : nil }
                 if length % 2 == 0 {
                     #expect((try? result.get()) != nil, "length \(length)")
                 } else {
@@ -114,7 +125,7 @@ import Testing
     }
 
     @Test func headerNamesAreCaseInsensitive() throws {
-        _ = try APNsRequest(headers: ["APNS-TOPIC": "com.example.app"], body: Array("{}".utf8), token: nil)
-            .validate(for: destination).get()
+        _ = try APNsRequest(headers: ["APNS-TOPIC": "com.example.app"], body: Array("{}".utf8), token: token)
+            .validate { Self.records[$0] }.get()
     }
 }

@@ -1,6 +1,7 @@
 import CXHost
 import OrderedJSON
 import PushPlugin
+import PushServices
 import SimulatedDevice
 import Testing
 
@@ -12,12 +13,12 @@ import Testing
     @Test func launchStartsTheAppFromEveryState() throws {
         let device = device(.android)
         #expect(device.appState == .notRunning)
-        #expect(device.launch() == .foreground)
-        #expect(device.launch() == .foreground)
+        #expect(try device.launch() == .foreground)
+        #expect(try device.launch() == .foreground)
         _ = try device.moveToBackground()
-        #expect(device.launch() == .foreground)
+        #expect(try device.launch() == .foreground)
         _ = try device.forceStop()
-        #expect(device.launch() == .foreground)
+        #expect(try device.launch() == .foreground)
         #expect(device.host != nil)
     }
 
@@ -25,7 +26,7 @@ import Testing
         let device = device(.ios)
         #expect(throws: DeviceRefusal.self) { try device.moveToBackground() }
         #expect(throws: DeviceRefusal.self) { try device.moveToForeground() }
-        _ = device.launch()
+        _ = try device.launch()
         #expect(try device.moveToBackground() == .background)
         #expect(try device.moveToBackground() == .background)
         #expect(try device.moveToForeground() == .foreground)
@@ -34,7 +35,7 @@ import Testing
     @Test func killEndsTheProcessAndIsRefusedWhenNotRunning() throws {
         let device = device(.ios)
         #expect(throws: DeviceRefusal("the app is not running, so there is nothing to kill")) { try device.kill() }
-        _ = device.launch()
+        _ = try device.launch()
         let host = try #require(device.host)
         #expect(try device.kill() == .notRunning)
         #expect(device.host == nil)
@@ -48,7 +49,7 @@ import Testing
         #expect(throws: DeviceRefusal.self) { try device(.web).forceStop() }
         let android = device(.android)
         android.setPermission(grant: true)
-        _ = android.launch()
+        _ = try android.launch()
         android.requestNotificationAuthorization()
         android.post(TrayNotification(title: "t", body: nil, tag: nil, intentAction: nil, intentExtras: JSONObject()))
         #expect(android.trayEntries.count == 1)
@@ -59,7 +60,7 @@ import Testing
     @Test func tapsAreRefusedOnAnEmptyTrayOrAnUnknownID() throws {
         let device = device(.android)
         #expect(throws: DeviceRefusal("the tray is empty: there is nothing to tap")) { try device.tap("newest") }
-        _ = device.launch()
+        _ = try device.launch()
         device.requestNotificationAuthorization()
         device.post(TrayNotification(title: "t", body: nil, tag: nil, intentAction: nil, intentExtras: JSONObject()))
         #expect(throws: DeviceRefusal.self) { try device.tap("t7") }
@@ -68,7 +69,7 @@ import Testing
 
     @Test func aTapLaunchesAStoppedAppToTheForeground() throws {
         let device = device(.android)
-        _ = device.launch()
+        _ = try device.launch()
         device.requestNotificationAuthorization()
         device.post(TrayNotification(title: "t", body: nil, tag: nil, intentAction: nil, intentExtras: JSONObject()))
         _ = try device.kill()
@@ -94,12 +95,36 @@ import Testing
         #expect(device(.web).token == nil)
     }
 
-    @Test func rotationRetiresTheOldToken() throws {
-        let device = device(.ios)
+    @Test func rotationRetiresTheOldTokenInTheRegistry() throws {
+        let registry = TokenRegistry()
+        let device = Device(platform: .ios, bundleID: "com.example.app", registry: registry) { _ in }
         let old = try #require(device.token)
         let new = try device.rotateToken(nowMilliseconds: 42)
         #expect(new != old && device.token == new)
-        #expect(device.apnsDestination.retiredTokens == [old: 42])
+        #expect(registry.apnsRecord(old) == APNsTokenRecord(bundleID: "com.example.app", retiredAt: 42))
+        #expect(registry.apnsRecord(new) == APNsTokenRecord(bundleID: "com.example.app"))
         #expect(throws: DeviceRefusal.self) { try self.device(.web).rotateToken(nowMilliseconds: 0) }
+    }
+
+    @Test func uninstallRetiresEverythingAndInstallStartsAfresh() throws {
+        let registry = TokenRegistry()
+        let device = Device(platform: .android, bundleID: "com.example.app", registry: registry) { _ in }
+        let token = try #require(device.token)
+        let fid = try #require(device.installationID)
+        _ = try device.launch()
+        device.requestNotificationAuthorization()
+        #expect(try device.setTopic("news", subscribed: true) == ["news"])
+        try device.uninstall(nowMilliseconds: 7)
+        #expect(!device.isInstalled && device.token == nil && device.topics.isEmpty && device.appState == .notRunning)
+        #expect(registry.fcmRecord(.token(token)) == FCMTokenRecord(project: "cxshell", retired: true))
+        #expect(registry.fcmRecord(.fid(fid)) == FCMTokenRecord(project: "cxshell", retired: true))
+        #expect(throws: DeviceRefusal.self) { try device.launch() }
+        #expect(throws: DeviceRefusal.self) { try device.uninstall(nowMilliseconds: 8) }
+        #expect(try device.install(bundleID: nil) == "com.example.app")
+        #expect(device.token == nil && device.authorization == .undetermined)
+        #expect(throws: DeviceRefusal.self) { try device.install(bundleID: nil) }
+        _ = try device.launch()  // the app registers again at its start: a new token
+        let fresh = try #require(device.token)
+        #expect(fresh != token && registry.fcmRecord(.token(fresh)) == FCMTokenRecord(project: "cxshell"))
     }
 }

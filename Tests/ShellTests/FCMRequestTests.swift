@@ -3,8 +3,8 @@ import PushServices
 import Testing
 
 @Suite struct FCMRequestTests {
-    func validate(_ text: String, token: String? = "tok") -> Result<FCMMessage, FCMError> {
-        FCMRequest(body: Array(text.utf8)).validate(deviceToken: token)
+    func validate(_ text: String) -> Result<FCMMessage, FCMError> {
+        FCMRequest(body: Array(text.utf8)).validate()
     }
 
     func message(_ result: Result<FCMMessage, FCMError>) -> String? {
@@ -26,12 +26,27 @@ import Testing
         #expect(message.data.orderedKeys == ["x"])
     }
 
-    @Test func errorsUseFCMsEnvelope() {
-        guard case .failure(let error) = validate(#"{"message":{"token":"other"}}"#) else {
-            Issue.record("expected UNREGISTERED")
-            return
+    @Test func routingFindsTheTokensProjectOrSaysWhyNot() throws {
+        let records: [FCMTarget: FCMTokenRecord] = [
+            .token("mine"): FCMTokenRecord(project: "p1"), .token("gone"): FCMTokenRecord(project: "p1", retired: true),
+            .fid("f1"): FCMTokenRecord(project: "p1"),
+        ]
+        func route(_ target: FCMTarget, _ project: String?) -> Result<String, FCMError> {
+            FCMRequest.route(target, project: project, defaultProject: "cxshell") { records[$0] }
         }
-        #expect(error == FCMError(code: 404, status: "UNREGISTERED", message: "Requested entity was not found."))
+        #expect(try route(.token("mine"), nil).get() == "p1")
+        #expect(try route(.token("mine"), "p1").get() == "p1")
+        #expect(try route(.fid("f1"), nil).get() == "p1")
+        #expect(try route(.topic("t"), nil).get() == "cxshell")
+        #expect(try route(.topic("t"), "p2").get() == "p2")
+        let unregistered = FCMError(
+            code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")
+        for target in [FCMTarget.token("never"), .token("gone"), .fid("f9")] {
+            #expect(throws: unregistered) { try route(target, nil).get() }
+        }
+        #expect(throws: FCMError.senderIDMismatch(project: "p2")) { try route(.token("mine"), "p2").get() }
+        #expect(FCMError.senderIDMismatch(project: "p2").code == 403)
+        #expect(FCMError.senderIDMismatch(project: "p2").status == "PERMISSION_DENIED")
         #expect(message(validate(#"{"message":{}}"#)) == "Recipient of the message is not set.")
     }
 
@@ -65,14 +80,15 @@ import Testing
         #expect(message(validate(text)) == expected)
     }
 
-    @Test func conditionsAreParsed() throws {
-        #expect(
-            try FCMCondition.topics(in: "'a' in topics && ('b' in topics || !('c' in topics))").get() == [
-                "a", "b", "c",
-            ])
-        #expect(try FCMCondition.topics(in: #""x" in topics"#).get() == ["x"])
+    @Test func conditionsAreParsedAndEvaluatedPerDevice() throws {
+        let condition = try FCMCondition.parse("'a' in topics && ('b' in topics || !('c' in topics))").get()
+        #expect(condition.matches(["a"]))
+        #expect(condition.matches(["a", "b", "c"]))
+        #expect(!condition.matches(["a", "c"]))
+        #expect(!condition.matches(["b"]))
+        #expect(try FCMCondition.parse(#""x" in topics"#).get() == .topic("x"))
         for bad in ["", "a in topics", "'a' in topic", "('a' in topics", "'a' in topics ||", "'a b' in topics"] {
-            #expect(throws: FCMError.self) { try FCMCondition.topics(in: bad).get() }
+            #expect(throws: FCMError.self) { try FCMCondition.parse(bad).get() }
         }
     }
 

@@ -37,9 +37,9 @@ import Testing
         ]
         let (status, lines) = try serve(Data((requests.joined(separator: "\n") + "\n").utf8))
         #expect(status == 0)
-        #expect(lines.count == 8)  // five replies, two items, one end; the blank line is skipped
-        #expect(lines[2] == #"{"delivery":"c","ok":true,"output":"1"}"#)
-        #expect(lines[4] == #"{"delivery":"c","end":true}"#)
+        #expect(lines.count == 8)  // five replies, two items, one end; the blank line is not a request
+        #expect(lines[2] == #"{"delivery":"c","device":"d1","ok":true,"output":"1"}"#)
+        #expect(lines[4] == #"{"delivery":"c","device":"d1","end":true}"#)
         #expect(lines[6].contains("not JSON"))
         #expect(lines[7].hasPrefix(#"{"reply":9,"ok":true,"state":"foreground""#))
     }
@@ -57,6 +57,6 @@ import Testing
 
     @Test func endOfInputWithoutANewlineStillGetsItsReply() throws {
         let (status, lines) = try serve(Data(#"{"op":"device","platform":"web"}"#.utf8))
-        #expect(status == 0 && lines == [#"{"reply":null,"ok":true,"platform":"web","bundle":"com.example.app"}"#])
+        #expect(status == 0 && lines == [#"{"reply":null,"ok":true,"device":"d1","platform":"web","bundle":"com.example.app"}"#])
     }
 }

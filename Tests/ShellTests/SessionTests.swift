@@ -39,7 +39,7 @@ import Testing
             }
         }
         let after = session.handle(#"{"op":"device","platform":"ios","id":"still here"}"#)
-        #expect(after == [#"{"reply":"still here","ok":true,"platform":"ios","bundle":"com.example.app"}"#])
+        #expect(after == [#"{"reply":"still here","ok":true,"device":"d1","platform":"ios","bundle":"com.example.app"}"#])
     }
 
     /// Valid requests with exactly one field broken (missing, or of a wrong type): each
@@ -115,6 +115,7 @@ import Testing
         let patterns = [
             "[0-9a-f]{64}", "[A-Za-z0-9_-]{22}:APA91b[A-Za-z0-9_-]{134}",
             "[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}", "0:[0-9]+%[A-Za-z0-9_-]{8}",
+            #""fid":"[A-Za-z0-9_-]{22}""#,
         ]
         return run.exchanges.flatMap { [$0.request] + $0.output }.map { line in
             patterns.reduce(line) { text, pattern in

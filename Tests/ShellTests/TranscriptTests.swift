@@ -47,7 +47,7 @@ import Testing
         #expect(!run.passed)
         #expect(
             run.firstFailure?.failure == #"line 4: expected delivery n "2""# + "\n"
-                + #"  got      {"delivery":"n","ok":true,"output":"1"}"#)
+                + #"  got      {"delivery":"n","device":"d1","ok":true,"output":"1"}"#)
         let transcript = Transcript.render(run, color: false)
         #expect(transcript.contains("  ✗ line 4: expected delivery n \"2\""))
         #expect(transcript.hasSuffix("  ✗ failed"))

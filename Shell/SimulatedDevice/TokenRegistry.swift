@@ -1,0 +1,70 @@
+import CXHost
+import PushPlugin
+import PushServices
+
+/// What APNs and FCM know of every token a world's devices were ever issued: one
+/// table from token (or FCM installation id) to the device and install that holds
+/// it, so a push finds its device in O(1), as the real services route by token.
+/// Tokens are never removed: a retired one keeps answering 410 / `UNREGISTERED`.
+public final class TokenRegistry: Sendable {
+    public struct Entry: Sendable, Equatable {
+        public var deviceID: String
+        public var platform: PushPlatform
+        public var bundleID: String
+        public var environment: APNsEnvironment
+        public var project: String
+        /// When an uninstall or a rotation retired it (ms since 1970); nil while active.
+        public var retiredAt: Int64?
+    }
+
+    private struct Tables {
+        var tokens: [String: Entry] = [:]
+        var installationIDs: [String: Entry] = [:]
+    }
+
+    private let tables = Monitor(Tables())
+
+    public init() {}
+
+    /// The entry of a token (APNs tokens lowercase), active or retired.
+    public func entry(token: String) -> Entry? {
+        tables.withLock { $0.tokens[token] }
+    }
+
+    public func entry(installationID: String) -> Entry? {
+        tables.withLock { $0.installationIDs[installationID] }
+    }
+
+    /// As APNs sees the token: only APNs tokens exist for it.
+    public func apnsRecord(_ token: String) -> APNsTokenRecord? {
+        guard let entry = entry(token: token), entry.platform == .ios else { return nil }
+        return APNsTokenRecord(bundleID: entry.bundleID, environment: entry.environment, retiredAt: entry.retiredAt)
+    }
+
+    /// As FCM sees a token or installation id.
+    public func fcmRecord(_ target: FCMTarget) -> FCMTokenRecord? {
+        let entry: Entry? =
+            switch target {
+            case .token(let token): entry(token: token)
+            case .fid(let fid): entry(installationID: fid)
+            case .topic, .condition: nil
+            }
+        guard let entry, entry.platform == .android else { return nil }
+        return FCMTokenRecord(project: entry.project, retired: entry.retiredAt != nil)
+    }
+
+    func issue(token: String, to entry: Entry) {
+        tables.withLock { $0.tokens[token] = entry }
+    }
+
+    func issue(installationID: String, to entry: Entry) {
+        tables.withLock { $0.installationIDs[installationID] = entry }
+    }
+
+    func retire(token: String?, installationID: String?, at milliseconds: Int64) {
+        tables.withLock { tables in
+            if let token { tables.tokens[token]?.retiredAt = milliseconds }
+            if let installationID { tables.installationIDs[installationID]?.retiredAt = milliseconds }
+        }
+    }
+}
