@@ -24,20 +24,26 @@ demo: build
 test: deps
 	Tests/run-all
 
-# The C ABI as an outside program sees it: build/include/cx.h and build/lib/libcx.so.
+# The C ABI as an outside program sees it: the host (cx.h, libcx.so), which an app
+# embeds, and the headless world of simulated devices (cx_device.h, libcxdevice.so),
+# which only a core's tests link.
 PREFIX ?= build
 lib: deps
 	$(SWIFT) build --product cx -Xswiftc -warnings-as-errors
+	$(SWIFT) build --product cxdevice -Xswiftc -warnings-as-errors
 	mkdir -p $(PREFIX)/include $(PREFIX)/lib
-	cp Sources/CCX/include/cx.h $(PREFIX)/include/
-	cp .build/debug/libcx.so $(PREFIX)/lib/
+	cp Sources/CCX/include/cx.h Sources/CCXDevice/include/cx_device.h $(PREFIX)/include/
+	cp .build/debug/libcx.so .build/debug/libcxdevice.so $(PREFIX)/lib/
 
 # The core written in C, with the C plugin, linked like an outsider; then the same
-# program under AddressSanitizer (leaks included).
+# program under AddressSanitizer (leaks included). It also checks that libcx.so
+# holds the host alone: no simulator symbol may be in it.
 C_FLAGS := -std=c11 -g -Wall -Wextra -Werror -I$(PREFIX)/include -IPlugins/KVStore
-C_LINK := -L$(PREFIX)/lib -lcx -ljansson -lpthread -Wl,-rpath,$(abspath $(PREFIX)/lib)
+C_LINK := -L$(PREFIX)/lib -lcx -lcxdevice -ljansson -lpthread -Wl,-rpath,$(abspath $(PREFIX)/lib)
 C_SOURCES := Tests/CCore/core_test.c Plugins/KVStore/kvstore.c
 c-test: lib
+	@! nm -D --defined-only $(PREFIX)/lib/libcx.so | grep -E 'cx_device|ShellKit|SimulatedDevice|PushServices' \
+		|| { echo "libcx.so must hold the host only"; exit 1; }
 	cc $(C_FLAGS) $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test
 	$(PREFIX)/core_test
 	cc $(C_FLAGS) -fsanitize=address -fno-omit-frame-pointer $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test_asan

@@ -11,6 +11,8 @@ let package = Package(
         .executable(name: "cxshell", targets: ["cxshell"]),
         // The C ABI (cx.h) as a shared library an outside C or Rust program links.
         .library(name: "cx", type: .dynamic, targets: ["CX"]),
+        // The headless world of simulated devices (cx_device.h), for a core's tests only.
+        .library(name: "cxdevice", type: .dynamic, targets: ["CXDevice"]),
     ],
     targets: [
         // jansson from the system (Debian: libjansson-dev), found through pkg-config.
@@ -23,7 +25,12 @@ let package = Package(
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
-        .target(name: "CX", dependencies: ["CCX", "CXHost", "ShellKit", "OrderedJSON"], path: "Sources/CX"),
+        .target(name: "CArguments", dependencies: ["CCX"], path: "Sources/CArguments"),
+        .target(name: "CX", dependencies: ["CCX", "CArguments", "CXHost"], path: "Sources/CX"),
+        .target(name: "CCXDevice", dependencies: ["CCX"], path: "Sources/CCXDevice"),
+        .target(
+            name: "CXDevice", dependencies: ["CCX", "CCXDevice", "CArguments", "CXHost", "ShellKit", "OrderedJSON"],
+            path: "Sources/CXDevice"),
         .target(name: "EchoPlugin", dependencies: ["CXHost"], path: "Plugins/Echo"),
         .target(name: "PushPlugin", dependencies: ["CXHost", "OrderedJSON"], path: "Plugins/Push"),
         .target(name: "PushServices", dependencies: ["OrderedJSON"], path: "Shell/PushServices"),

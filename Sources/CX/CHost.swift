@@ -1,3 +1,4 @@
+import CArguments
 import CCX
 import CXHost
 

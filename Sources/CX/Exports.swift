@@ -1,3 +1,4 @@
+import CArguments
 import CCX
 import CXHost
 import Foundation
@@ -183,50 +184,32 @@ public func cxEmitterRelease(_ handle: OpaquePointer?) -> cx_status {
     }
 }
 
-@_cdecl("cx_device_create")
-public func cxDeviceCreate(
-    _ deliver: cx_delivery_fn?, _ context: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
-) -> cx_status {
-    status { () throws(CXFailure) in
-        guard let deliver, let out else { throw CXFailure(CX_ERR_NULL) }
-        out.pointee = handles.insert(.device(CDevice(callback: DeliveryCallback(function: deliver, context: context))))
-    }
+@_cdecl("cx_abi_version")
+public func cxABIVersion() -> UInt32 {
+    UInt32(CX_ABI_VERSION)
 }
 
-@_cdecl("cx_device_request")
-public func cxDeviceRequest(
-    _ handle: OpaquePointer?, _ line: UnsafePointer<CChar>?, _ lineLength: Int,
-    _ reply: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ replyLength: UnsafeMutablePointer<Int>?
-) -> cx_status {
-    status { () throws(CXFailure) in
-        guard let reply, let replyLength else { throw CXFailure(CX_ERR_NULL) }
-        let device = try CDevice.from(handle)
-        guard lineLength >= 0 else { throw CXFailure(CX_ERR_INVALID_ARGUMENT) }
-        guard line != nil || lineLength == 0 else { throw CXFailure(CX_ERR_NULL) }
-        if CDevice.isOnDeliveryThread { throw CXFailure(CX_ERR_IN_CALLBACK) }
-        // The line goes to the protocol as bytes: a line that is not UTF-8 gets the
-        // protocol's own ok:false reply rather than a status.
-        let answer = device.request(UnsafeRawBufferPointer(start: line, count: lineLength))
-        var bytes = Array(answer.utf8)
-        bytes.append(0)
-        guard let copy = malloc(bytes.count)?.assumingMemoryBound(to: CChar.self) else {
-            throw CXFailure(CX_ERR_INVALID_ARGUMENT)
+/// Names live in static storage (string literals), as cx.h promises.
+@_cdecl("cx_status_name")
+public func cxStatusName(_ status: cx_status) -> UnsafePointer<CChar> {
+    let name: StaticString =
+        switch status {
+        case CX_OK: "CX_OK"
+        case CX_ERR_NULL: "CX_ERR_NULL"
+        case CX_ERR_UTF8: "CX_ERR_UTF8"
+        case CX_ERR_BAD_HANDLE: "CX_ERR_BAD_HANDLE"
+        case CX_ERR_SHUT_DOWN: "CX_ERR_SHUT_DOWN"
+        case CX_ERR_DUPLICATE_ID: "CX_ERR_DUPLICATE_ID"
+        case CX_ERR_DUPLICATE_PLUGIN: "CX_ERR_DUPLICATE_PLUGIN"
+        case CX_ERR_IN_CALLBACK: "CX_ERR_IN_CALLBACK"
+        case CX_ERR_ALREADY_ANSWERED: "CX_ERR_ALREADY_ANSWERED"
+        case CX_ERR_INACTIVE: "CX_ERR_INACTIVE"
+        case CX_UNKNOWN_KEY: "CX_UNKNOWN_KEY"
+        case CX_ERR_INVALID_ARGUMENT: "CX_ERR_INVALID_ARGUMENT"
+        case CX_ERR_IN_PLUGIN: "CX_ERR_IN_PLUGIN"
+        default: "CX_UNKNOWN_STATUS"
         }
-        bytes.withUnsafeBytes { source in
-            if let base = source.baseAddress { memcpy(copy, base, bytes.count) }
-        }
-        reply.pointee = copy
-        replyLength.pointee = bytes.count - 1
-    }
-}
-
-@_cdecl("cx_device_destroy")
-public func cxDeviceDestroy(_ handle: OpaquePointer?) -> cx_status {
-    status { () throws(CXFailure) in
-        _ = try CDevice.from(handle)
-        if CDevice.isOnDeliveryThread { throw CXFailure(CX_ERR_IN_CALLBACK) }
-        handles.remove(handle)
-    }
+    return UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 @_cdecl("cx_free")

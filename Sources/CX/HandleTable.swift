@@ -1,3 +1,4 @@
+import CArguments
 import CCX
 import CXHost
 
@@ -7,7 +8,6 @@ enum HandleEntry: Sendable {
     case host(CHost)
     case reply(CReply)
     case emitter(CEmitter)
-    case device(CDevice)
 }
 
 /// Handles are small integers disguised as pointers; ids are never reused, so a
@@ -90,38 +90,15 @@ struct DeliveryCallback: @unchecked Sendable {
     }
 }
 
-/// A C string argument (pointer + length) as Swift text, or the status that says why not.
-func text(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> Result<String, CXFailure> {
-    guard length >= 0 else { return .failure(CXFailure(CX_ERR_INVALID_ARGUMENT)) }
-    guard let pointer else { return length == 0 ? .success("") : .failure(CXFailure(CX_ERR_NULL)) }
-    let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
-    guard let string = String(validating: bytes, as: UTF8.self) else { return .failure(CXFailure(CX_ERR_UTF8)) }
-    return .success(string)
-}
-
-/// A status as a Swift error, so argument checks compose with `try`.
-struct CXFailure: Error {
-    let status: cx_status
-    init(_ status: cx_status) { self.status = status }
-
+extension CXFailure {
     /// The status that answers each synchronous host error.
     init(_ error: HostError) {
         switch error {
-        case .shutDown: status = CX_ERR_SHUT_DOWN
-        case .duplicatePlugin: status = CX_ERR_DUPLICATE_PLUGIN
-        case .duplicateCallID: status = CX_ERR_DUPLICATE_ID
-        case .inDeliveryHandler: status = CX_ERR_IN_CALLBACK
-        case .inPlugin: status = CX_ERR_IN_PLUGIN
+        case .shutDown: self.init(CX_ERR_SHUT_DOWN)
+        case .duplicatePlugin: self.init(CX_ERR_DUPLICATE_PLUGIN)
+        case .duplicateCallID: self.init(CX_ERR_DUPLICATE_ID)
+        case .inDeliveryHandler: self.init(CX_ERR_IN_CALLBACK)
+        case .inPlugin: self.init(CX_ERR_IN_PLUGIN)
         }
-    }
-}
-
-/// Runs `body`, turning a `CXFailure` into its status and success into CX_OK.
-func status(_ body: () throws(CXFailure) -> Void) -> cx_status {
-    do {
-        try body()
-        return CX_OK
-    } catch {
-        return error.status
     }
 }

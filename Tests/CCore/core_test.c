@@ -5,6 +5,7 @@
  * and checks every status code of cx.h. Ends with "C core: N passed, M failed".
  */
 #include "cx.h"
+#include "cx_device.h"
 #include "kvstore.h"
 
 #include <pthread.h>
@@ -41,6 +42,7 @@ static int passed, failed;
 /* ---- what the core received --------------------------------------------------- */
 
 typedef struct record {
+    char device[8]; /* the device a headless world's delivery came from; "" from a host */
     cx_delivery_kind kind;
     uint64_t id;
     char key[32];
@@ -65,6 +67,7 @@ static void deliver(void *context, const cx_delivery *delivery) {
     if (r->concurrent > r->most_concurrent) r->most_concurrent = r->concurrent;
     if (r->count < 256) {
         record *item = &r->items[r->count++];
+        item->device[0] = 0;
         item->kind = delivery->kind;
         item->id = delivery->request_id;
         item->ok = delivery->ok;
@@ -80,6 +83,15 @@ static void deliver(void *context, const cx_delivery *delivery) {
         r->wait_status = cx_wait_idle(r->host);
         r->destroy_status = cx_host_destroy(r->host);
     }
+}
+
+/* A headless world's deliveries name their device. */
+static void deliver_from_device(void *context, const char *device, size_t device_len, const cx_delivery *delivery) {
+    recorder *r = context;
+    deliver(context, delivery);
+    pthread_mutex_lock(&r->lock);
+    if (r->count > 0 && r->count <= 256) snprintf(r->items[r->count - 1].device, 8, "%.*s", (int)device_len, device);
+    pthread_mutex_unlock(&r->lock);
 }
 
 static const record *response(recorder *r, uint64_t id) {
@@ -318,7 +330,7 @@ static cx_status request(cx_device *device, const char *line, char *reply_out, s
     cx_status status = cx_device_request(device, line, strlen(line), &reply, &length);
     if (status == CX_OK) {
         snprintf(reply_out, size, "%.*s", (int)length, reply);
-        cx_free(reply);
+        cx_device_free(reply);
     }
     return status;
 }
@@ -333,7 +345,7 @@ static void headless_device(recorder *r) {
     reset(r);
     cx_device *device;
     char reply[2048];
-    CHECK_STATUS(cx_device_create(deliver, r, &device), CX_OK);
+    CHECK_STATUS(cx_device_create(deliver_from_device, r, &device), CX_OK);
     cx_device *unused_device = NULL;
     CHECK_STATUS(cx_device_create(NULL, r, &unused_device), CX_ERR_NULL);
     CHECK_STATUS(request(device, "{\"op\":\"device\",\"platform\":\"ios\"}", reply, sizeof reply), CX_OK);
@@ -364,6 +376,20 @@ static void headless_device(recorder *r) {
     request(device, "{\"op\":\"subscribe\",\"key\":\"push\",\"plugin\":\"push\",\"stream\":\"events\",\"input\":\"\"}", reply, sizeof reply);
     CHECK(r->count == 3 && last_item_is(r, "push", "{\"n\":4,\"body\":\"four\",\"mobiler_push\":\"opened\"}"));
 
+    CHECK(strcmp(r->items[r->count - 1].device, "d1") == 0);
+
+    /* The world: a second device; each delivery names the device it came from. */
+    request(device, "{\"op\":\"device\",\"platform\":\"ios\"}", reply, sizeof reply);
+    CHECK(strstr(reply, "\"device\":\"d2\"") != NULL);
+    request(device, "{\"op\":\"launch\"}", reply, sizeof reply);
+    request(device, "{\"op\":\"call\",\"plugin\":\"push\",\"method\":\"register\",\"input\":\"\"}", reply, sizeof reply);
+    request(device, "{\"op\":\"subscribe\",\"key\":\"push\",\"plugin\":\"push\",\"stream\":\"events\",\"input\":\"\"}", reply, sizeof reply);
+    request(device, "{\"op\":\"apns\",\"headers\":{\"apns-topic\":\"com.example.app\"},\"body\":{\"aps\":{\"alert\":\"to d2\"}}}", reply, sizeof reply);
+    CHECK(r->count == 4 && strcmp(r->items[3].device, "d2") == 0 && last_item_is(r, "push", "{\"body\":\"to d2\",\"mobiler_push\":\"received\"}"));
+    request(device, "{\"op\":\"apns\",\"device\":\"d1\",\"headers\":{\"apns-topic\":\"com.example.app\"},\"body\":{\"aps\":{\"alert\":\"to d1\"}}}", reply, sizeof reply);
+    CHECK(r->count == 5 && strcmp(r->items[4].device, "d1") == 0);
+    CHECK(cx_device_abi_version() == CX_DEVICE_ABI_VERSION);
+
     /* A line the shell cannot understand is answered in the reply, and a NULL line with a length is refused. */
     CHECK_STATUS(request(device, "not json", reply, sizeof reply), CX_OK);
     CHECK(strstr(reply, "\"ok\":false") != NULL);
@@ -388,7 +414,7 @@ static void *deep_inputs(void *argument) {
     cx_device *device;
     static char line[64 << 10];
     char reply[4096];
-    if (cx_device_create(deliver, result->r, &device) != CX_OK) return NULL;
+    if (cx_device_create(deliver_from_device, result->r, &device) != CX_OK) return NULL;
     request(device, "{\"op\":\"device\",\"platform\":\"android\"}", reply, sizeof reply);
     int n = snprintf(line, sizeof line, "{\"op\":\"fcm\",\"body\":{\"message\":{\"condition\":\"");
     for (int i = 0; i < 9000; i++) line[n++] = '(';

@@ -6,12 +6,14 @@
  * subscriptions, and receives every answer through one delivery callback. Plugins
  * written in C register themselves through the same header. The rules the host
  * keeps (H-1 … H-8) are in shared/spec/host.md; Docs/C-ABI.md explains this file.
+ * This is the host only: the headless simulated devices, for a core's tests, are a
+ * separate header and library (cx_device.h, libcxdevice.so) that an app never ships.
  *
  * Conventions, for every function here:
  *  - Strings cross as pointer + length, UTF-8, never assumed NUL-terminated. A NULL
  *    pointer is accepted only with length 0 (the empty string).
  *  - Nothing traps or aborts on a bad argument: every function returns a cx_status.
- *  - Handles (cx_host, cx_reply, cx_emitter, cx_device) are opaque. A handle that was
+ *  - Handles (cx_host, cx_reply, cx_emitter) are opaque. A handle that was
  *    never issued, was released, or is of another kind gives CX_ERR_BAD_HANDLE.
  *  - Pointers the host passes to your callbacks are valid only during the callback;
  *    copy what you keep. Pointers you pass in are copied before the function returns.
@@ -53,7 +55,7 @@ typedef enum cx_status {
     /* cx_register_plugin: a plugin with this name is already registered. */
     CX_ERR_DUPLICATE_PLUGIN = 6,
     /* Not allowed from inside the delivery callback: waiting there would wait for the
-       callback itself (cx_wait_idle, cx_host_destroy, cx_device_request). */
+       callback itself (cx_wait_idle, cx_host_destroy; cx_device.h's cx_device_request). */
     CX_ERR_IN_CALLBACK = 7,
     /* cx_reply_send: the call was already answered (for example by shutdown). */
     CX_ERR_ALREADY_ANSWERED = 8,
@@ -206,28 +208,7 @@ cx_status cx_end(cx_emitter *emitter);
 /* Releases an emitter handle the plugin no longer refers to. */
 cx_status cx_emitter_release(cx_emitter *emitter);
 
-/* ------------------------------------------------------------------------------ */
-/* The headless device: the cxshell protocol in-process, for a core's tests.       */
-
-typedef struct cx_device cx_device;
-
-/* Creates a headless shell session (Docs/Shell.md). Its stream deliveries go to
-   `deliver(context, …)` as CX_DELIVERY_ITEM / CX_DELIVERY_END, on the device's own
-   delivery thread. The same callback and context as a host's may be used. */
-cx_status cx_device_create(cx_delivery_fn deliver, void *context, cx_device **out);
-
-/* Handles one request line of the shell protocol (one JSON object, no newline needed).
-   The deliveries it caused are made through the callback before this returns; then
-   *reply (allocated, NUL-terminated, free it with cx_free) and *reply_len hold the
-   reply line. A line the shell does not understand is answered with ok:false in the
-   reply, and this returns CX_OK. A line of white space only is not a request: the
-   reply is the empty string. CX_ERR_IN_CALLBACK from the device's own callback. */
-cx_status cx_device_request(cx_device *device, const char *line, size_t line_len, char **reply, size_t *reply_len);
-
-/* Frees the device (its app process ends without deliveries). */
-cx_status cx_device_destroy(cx_device *device);
-
-/* Frees memory this library allocated for you (cx_device_request's reply). NULL is fine. */
+/* Frees memory this library allocated for you. NULL is fine. */
 void cx_free(void *pointer);
 
 #ifdef __cplusplus
