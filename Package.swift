@@ -42,7 +42,7 @@ let package = Package(
             path: "Shell/ShellKit"),
         .executableTarget(name: "cxshell", dependencies: ["ShellKit"], path: "Shell/cxshell"),
         .executableTarget(
-            name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson"],
+            name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit"],
             path: "Tests/Benchmarks/cxbench"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(

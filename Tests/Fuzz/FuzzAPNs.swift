@@ -19,9 +19,10 @@ public func fuzzAPNs(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         body = value.compactBytes
         parsed = value
     }
-    let destination = APNsDestination(token: String(repeating: "ab", count: 32), bundleID: "com.example.app")
-    let request = APNsRequest(headers: headers, body: body, parsedBody: parsed, token: nil)
-    guard case .success(let notification) = request.validate(for: destination) else { return 0 }
+    let token = String(repeating: "ab", count: 32)
+    let request = APNsRequest(headers: headers, body: body, parsedBody: parsed, token: token)
+    let record = APNsTokenRecord(bundleID: "com.example.app")
+    guard case .success(let notification) = request.validate(tokens: { $0 == token ? record : nil }) else { return 0 }
     for action in [NotificationAction.opened, .received] {
         let event = PushEvent.ios(userInfo: notification.payload, action: action)
         guard let reparsed = try? JSON.parse(text: event.compactText).objectValue else {

@@ -11,9 +11,9 @@ public func fuzzFCM(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if let fields = (try? JSON.parse(input))?.objectValue, let body = fields["body"] {
         request = FCMRequest(body: body.compactBytes, parsedBody: body)
     }
-    switch request.validate(deviceToken: "token") {
+    switch request.validate() {
     case .failure(let error):
-        precondition([400, 404].contains(error.code) && !error.message.isEmpty)
+        precondition(error.code == 400 && error.status == "INVALID_ARGUMENT" && !error.message.isEmpty)
     case .success(let message):
         var bytes = (message.title?.utf8.count ?? 0) + (message.body?.utf8.count ?? 0)
         for (key, value) in message.data {
@@ -22,6 +22,11 @@ public func fuzzFCM(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             bytes += key.utf8.count + text.utf8.count
         }
         precondition(bytes <= FCMRequest.maxPayloadBytes)
+        if case .condition(let text) = message.target {
+            // An accepted condition evaluates on any device's topics without trapping.
+            guard case .success(let condition) = FCMCondition.parse(text) else { fatalError("accepted, then refused") }
+            _ = condition.matches(["a", "b"])
+        }
     }
     return 0
 }

@@ -13,3 +13,4 @@ if wanted("payload") { PayloadBenchmark.run() }
 if wanted("host") { HostBenchmark.run() }
 if wanted("shell") { ShellBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
 if wanted("memory") { MemoryBenchmark.run() }
+if wanted("world") { WorldBenchmark.run() }

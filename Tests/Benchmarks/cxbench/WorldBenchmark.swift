@@ -1,0 +1,73 @@
+import Foundation
+import ShellKit
+
+/// A world of 10,000 devices (half iOS, half Android), each launched, registered
+/// and subscribed: the resident memory each idle device costs, and pushes per second
+/// routed by token into it, side by side with the same pushes into a world of one
+/// device (the ratio is the cost of finding a device among many).
+enum WorldBenchmark {
+    static let devices = 10_000
+
+    /// A world of `count` devices; returns each device's token and platform.
+    static func makeWorld(_ count: Int) -> (Session, [(token: String, ios: Bool)]) {
+        let session = Session()
+        var tokens: [(token: String, ios: Bool)] = []
+        tokens.reserveCapacity(count)
+        for index in 0..<count {
+            let ios = index % 2 == 0
+            _ = session.handle(#"{"op":"device","platform":"\#(ios ? "ios" : "android")"}"#)
+            _ = session.handle(#"{"op":"launch"}"#)
+            _ = session.handle(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
+            _ = session.handle(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events","input":""}"#)
+            tokens.append((session.deviceToken ?? "", ios))
+        }
+        return (session, tokens)
+    }
+
+    /// A foreground push that reaches the device's subscriber (and its tray).
+    static func push(to device: (token: String, ios: Bool), n: Int) -> [UInt8] {
+        let line =
+            device.ios
+            ? #"{"op":"apns","token":"\#(device.token)","headers":{"apns-topic":"com.example.app","apns-collapse-id":"c"},"body":{"aps":{"alert":"hi"},"n":\#(n)}}"#
+            : #"{"op":"fcm","body":{"message":{"token":"\#(device.token)","data":{"n":"\#(n)"},"android":{"notification":{"tag":"c"}}}}}"#
+        return Array(line.utf8)
+    }
+
+    static func run() {
+        let count = max(devices / scale, 2)
+        let before = residentBytes()
+        let (world, tokens) = makeWorld(count)
+        let after = residentBytes()
+        let perDevice = Double(after - before) / Double(count)
+        report(
+            "world_memory_per_idle_device",
+            [("devices", Double(count)), ("rss_growth", Double(after - before)), ("bytes_per_device", perDevice)],
+            target: "bytes_per_device <= 65536", met: perDevice <= 65_536)
+
+        let (single, singleTokens) = makeWorld(2)
+        // Lines made ahead, so both sides measure only the shell's work.
+        let worldLines = (0..<4096).map { push(to: tokens[($0 &* 7919) % tokens.count], n: $0) }
+        let singleLines = (0..<4096).map { push(to: singleTokens[$0 % 2], n: $0) }
+        var next = (world: 0, single: 0)
+        let perPush = sideBySide(
+            iterations: 20_000,
+            [
+                {
+                    _ = single.handle(line: singleLines[next.single & 4095])
+                    next.single &+= 1
+                },
+                {
+                    _ = world.handle(line: worldLines[next.world & 4095])
+                    next.world &+= 1
+                },
+            ])
+        let ratio = perPush[0] / perPush[1]
+        report(
+            "world_pushes_routed_by_token",
+            [
+                ("devices", Double(count)), ("pushes_per_second_world", 1e9 / perPush[1]),
+                ("pushes_per_second_one_device", 1e9 / perPush[0]), ("world_vs_one_device", ratio),
+            ],
+            target: "world_vs_one_device >= 0.8", met: ratio >= 0.8)
+    }
+}
