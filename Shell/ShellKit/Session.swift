@@ -317,14 +317,10 @@ public final class Session {
         case .success(let valid):
             message = valid
         }
-        // A token or installation id names its device; a topic or condition is sent
-        // from the request's device, whose project is the default (a single-device
-        // driver's `fcm` on an iOS device is refused as before).
-        switch message.target {
-        case .token, .fid: break
-        case .topic, .condition: try requirePlatform(.android, device, request)
-        }
-        let defaultProject = device.options.fcmProject
+        // A token or installation id names its device. A topic or a condition goes to
+        // the world; its project is `project`, else the request's device's when that is
+        // an Android app, else the default project.
+        let defaultProject = device.platform == .android ? device.options.fcmProject : DeviceOptions().fcmProject
         let routed = FCMRequest.route(
             message.target, project: project, defaultProject: defaultProject, tokens: registry.fcmRecord)
         let sentIn: String

@@ -174,7 +174,7 @@ import Testing
             name: "p", streams: ["s"],
             onStart: { _, _, emitter in emitted.withLock { $0 = emitter.emit("too late") } })
         let (host, recorder) = try makeHost([plugin])
-        host.hooks.beforeStartStream = { key in host.unsubscribe(key: key) }
+        host.hooks.beforeStartStream = { [weak host] key in host?.unsubscribe(key: key) }
         try host.subscribe(key: "k", plugin: "p", stream: "s", input: "x")
         try host.waitUntilIdle()
         #expect(plugin.log.withLock { $0 } == ["start k:x", "started k", "stop k"])
@@ -187,7 +187,8 @@ import Testing
         let plugin = ScriptedPlugin(name: "p", streams: ["s"])
         let (host, recorder) = try makeHost([plugin])
         let shutdownDone = Monitor<Gate?>(nil)
-        host.hooks.beforeStartStream = { _ in
+        host.hooks.beforeStartStream = { [weak host] _ in
+            guard let host else { return }
             // Shutdown runs on its own thread up to its wait for this invocation.
             shutdownDone.withLock { $0 = spawn { #expect(throws: Never.self) { try host.shutdown() } } }
             while !host.isShutDown { sched_yield() }

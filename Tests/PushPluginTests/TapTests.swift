@@ -149,7 +149,7 @@ func tap(_ app: App, _ id: String, _ userInfo: String) {
         app.ios.didRegisterForRemoteNotifications(deviceToken: [0xFF, 0xEE])
         tap(app, "t1", #"{"n":1,"aps":{"alert":"x"}}"#)
         let host = app.host
-        host.hooks.beforeStartStream = { key in host.unsubscribe(key: key) }
+        host.hooks.beforeStartStream = { [weak host] key in host?.unsubscribe(key: key) }
         try app.subscribe("dead")
         #expect(app.events("dead").isEmpty)
         #expect(app.plugin.diagnostics.buffered == 2)
@@ -170,8 +170,9 @@ func tap(_ app: App, _ id: String, _ userInfo: String) {
     @Test func TAP_2_aTapIntoAnEndedSubscriptionIsBuffered() throws {
         let app = try App()
         let host = app.host
-        host.hooks.beforeStartStream = { key in host.unsubscribe(key: key) }
-        host.hooks.afterStartStream = { _ in
+        host.hooks.beforeStartStream = { [weak host] key in host?.unsubscribe(key: key) }
+        host.hooks.afterStartStream = { [weak app] _ in
+            guard let app else { return }
             #expect(app.plugin.diagnostics.liveSubscribers == 1)
             tap(app, "t2", #"{"n":2,"aps":{"alert":"y"}}"#)
             app.ios.didRegisterForRemoteNotifications(deviceToken: [0xAB])

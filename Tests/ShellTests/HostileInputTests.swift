@@ -116,9 +116,6 @@ import Testing
             #"\"bundle\" must be a string, not integer"#),
         Case("simctl without aps", #"{"op":"simctl","bundle":"com.example.app","file":{"x":1}}"#, "MissingAps"),
         Case(
-            "fcm to a topic from an iOS device", #"{"op":"fcm","body":{"message":{"topic":"x"}}}"#,
-            "fcm sends to an Android device"),
-        Case(
             "fcm to a token no app was issued", #"{"op":"fcm","body":{"message":{"token":"abc"}}}"#,
             #""errorCode":"UNREGISTERED""#),
     ]
