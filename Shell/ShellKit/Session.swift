@@ -118,11 +118,12 @@ public final class Session {
             guard FCMRequest.isTopicName(topic) else {
                 throw request.invalid("'\(topic)' is not a topic name (^[a-zA-Z0-9-_.~%]{1,900}$)")
             }
-            guard let subscribe = request.fields["subscribe"] else {
-                throw request.invalid("fcm_topic needs a boolean field \"subscribe\"")
-            }
-            guard case .bool(let subscribed) = subscribe else {
-                throw request.invalid("\"subscribe\" must be a boolean, not \(subscribe.typeName)")
+            var subscribed = true  // subscribeToTopic, unless the request says otherwise
+            if let subscribe = request.fields["subscribe"] {
+                guard case .bool(let value) = subscribe else {
+                    throw request.invalid("\"subscribe\" must be a boolean, not \(subscribe.typeName)")
+                }
+                subscribed = value
             }
             reply["topics"] = .array(try device.setTopic(topic, subscribed: subscribed).map(JSON.string))
         case "call", "notify":
