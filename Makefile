@@ -67,8 +67,9 @@ sanitize: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests"
 	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan
 
-# The model-based random test at length: SOAK_SEQUENCES seeded sequences on the
-# reference model and the real shell side by side (make test plays 300).
+# The model-based random tests at length: SOAK_SEQUENCES seeded single-device
+# sequences, and a third as many worlds of 2-3 devices, on the reference model and
+# the real shell side by side (make test plays 300 and 100).
 SOAK_SEQUENCES ?= 10000
 soak: deps
 	SOAK_SEQUENCES=$(SOAK_SEQUENCES) $(SWIFT) test --filter ModelBasedTests

@@ -224,6 +224,7 @@ public final class Device: PushSystem {
         guard platform == .android else {
             throw DeviceRefusal("force_stop is an Android operation; this device is \(platform.rawValue)")
         }
+        try requireInstalled("force-stop it")
         endProcess(next: .forceStopped)
         state.withLock { $0.tray.clear() }
         return .forceStopped

@@ -41,8 +41,14 @@ struct ContractModel {
     var app = App.notRunning
     var permission = "undetermined"
     var userGrants = true
-    /// The token the OS holds for the app now (read from the shell: the OS makes them).
-    var osToken: String
+    /// The token the OS holds for the app now (read from the shell: the OS makes them);
+    /// none after an uninstall, until the reinstalled app's process starts or registers.
+    var osToken: String?
+    /// The token an uninstall or a rotation retired last, to send to.
+    var retiredToken: String?
+    var installed = true
+    /// Set when the OS issued a token the model cannot know: the harness reads it.
+    var awaitsIssuedToken = false
     /// The last token the core was given, by `register` or a `token_refresh` (TOK-1);
     /// it lives in the app's storage, so it outlives processes.
     var lastGiven: String?
@@ -66,7 +72,7 @@ struct ContractModel {
     var stateFields: [String: JSON] {
         [
             "state": .string(app.rawValue), "platform": .string(platform.rawValue), "permission": .string(permission),
-            "token": .string(osToken), "subscriptions": .array(subscribers.map(JSON.string)),
+            "token": osToken.map(JSON.string) ?? .null, "subscriptions": .array(subscribers.map(JSON.string)),
             "buffered": .integer(Int64(buffer.count)), "dropped_taps": .integer(Int64(droppedTaps)),
         ]
     }
@@ -120,6 +126,11 @@ struct ContractModel {
         app = state
         subscribers = []
         buffer = []
+        // The app registers at every start; a reinstalled app is issued its token then.
+        guard let osToken else {
+            awaitsIssuedToken = true
+            return
+        }
         tokenArrives(osToken, into: &outcome)
     }
 
@@ -172,8 +183,8 @@ extension ContractModel {
         case data, dataTitled, dataReserved, notification, notificationOnly
     }
 
-    enum Step: Sendable, CustomStringConvertible {
-        case launch, background, foreground, kill, forceStop
+    enum Step: Sendable {
+        case launch, background, foreground, kill, forceStop, uninstall, install
         case permission(grant: Bool)
         case register
         case subscribe(String), unsubscribe(String)
@@ -182,13 +193,28 @@ extension ContractModel {
         case tap(String)
         case rotate
         case tray
-
-        var description: String { "\(self)" }
     }
 
-    /// The request line for `step`; `n` makes each push's payload its own.
-    func line(for step: Step, n: Int) -> String {
+    /// The request line for `step`; `n` makes each push's payload its own. In a world,
+    /// `device` names the device the request is for, and pushes carry their token
+    /// (the retired one when the app holds none) while naming `pushFrom`, another
+    /// device, to show that the token decides.
+    func line(for step: Step, n: Int, device: String? = nil, pushFrom: String? = nil) -> String {
+        let base = plainLine(for: step, n: n, explicitToken: device != nil)
+        guard let device else { return base }
+        let named: String
         switch step {
+        case .apns, .fcm: named = pushFrom ?? device
+        default: named = device
+        }
+        return #"{"device":"\#(named)","# + base.dropFirst()
+    }
+
+    private func plainLine(for step: Step, n: Int, explicitToken: Bool) -> String {
+        let token = osToken ?? retiredToken ?? ""
+        switch step {
+        case .uninstall: return #"{"op":"uninstall"}"#
+        case .install: return #"{"op":"install"}"#
         case .launch: return #"{"op":"launch"}"#
         case .background: return #"{"op":"background"}"#
         case .foreground: return #"{"op":"foreground"}"#
@@ -204,9 +230,10 @@ extension ContractModel {
         case .tray: return #"{"op":"tray"}"#
         case .apns(let kind, let collapse):
             let collapseHeader = collapse.map { #","apns-collapse-id":"\#($0)""# } ?? ""
-            return #"{"op":"apns","headers":{"apns-topic":"com.example.app"\#(collapseHeader)},"body":\#(Self.apnsPayload(kind, n: n).compactText)}"#
+            let tokenField = explicitToken ? #""token":"\#(token)","# : ""
+            return #"{"op":"apns",\#(tokenField)"headers":{"apns-topic":"com.example.app"\#(collapseHeader)},"body":\#(Self.apnsPayload(kind, n: n).compactText)}"#
         case .fcm(let kind, let tag):
-            var message = JSONObject([("token", .string(osToken))])
+            var message = JSONObject([("token", .string(token))])
             let (data, notification) = Self.fcmParts(kind, n: n)
             if let data { message["data"] = .object(JSONObject(data.map { ($0.0, .string($0.1)) })) }
             if let notification { message["notification"] = .object(JSONObject(notification.map { ($0.0, .string($0.1)) })) }
@@ -245,7 +272,24 @@ extension ContractModel {
         var outcome = Outcome()
         func refuse() -> Outcome { Outcome(ok: false) }
         switch step {
+        case .uninstall:
+            guard installed else { return refuse() }
+            installed = false
+            app = .notRunning
+            subscribers = []
+            buffer = []
+            tray = []
+            lastGiven = nil  // the app's storage goes with it
+            permission = "undetermined"
+            if let osToken { retiredToken = osToken }
+            osToken = nil
+        case .install:
+            guard !installed else { return refuse() }
+            installed = true
+            permission = "undetermined"
+            outcome.fields["bundle"] = "com.example.app"
         case .launch:
+            guard installed else { return refuse() }
             if isRunning { app = .foreground } else { processStarts(.foreground, into: &outcome) }
             outcome.fields["state"] = .string(app.rawValue)
         case .background, .foreground:
@@ -258,7 +302,7 @@ extension ContractModel {
             subscribers = []
             buffer = []  // TAP-6
         case .forceStop:
-            guard platform == .android else { return refuse() }
+            guard platform == .android, installed else { return refuse() }
             app = .forceStopped
             subscribers = []
             buffer = []
@@ -273,10 +317,17 @@ extension ContractModel {
                 outcome.ok = false
                 return outcome
             }
+            if osToken == nil {
+                // A reinstalled app is issued its token now; the OS decides its value.
+                let output = reply["output"]?.stringValue.flatMap { try? JSON.parse(text: $0) }
+                osToken = output?["token"]?.stringValue
+                awaitsIssuedToken = false
+            }
             let service = platform == .ios ? "apns" : "fcm"
             outcome.fields["output"] = .string(
-                JSONObject([("token", .string(osToken)), ("platform", .string(service))]).compactText)
-            tokenArrives(osToken, into: &outcome)
+                JSONObject([("token", osToken.map(JSON.string) ?? .null), ("platform", .string(service))])
+                    .compactText)
+            if let osToken { tokenArrives(osToken, into: &outcome) }
             lastGiven = osToken
         case .subscribe(let key):
             guard isRunning else { return refuse() }
@@ -295,8 +346,10 @@ extension ContractModel {
             guard isRunning else { return refuse() }
             subscribers.removeAll { $0 == key }
         case .rotate:
-            guard let token = reply["token"]?.stringValue else { return refuse() }
+            guard installed, let token = reply["token"]?.stringValue else { return refuse() }
+            if let osToken { retiredToken = osToken }
             osToken = token
+            awaitsIssuedToken = false
             if isRunning { tokenArrives(token, into: &outcome) }
         case .tray:
             outcome.fields["entries"] = .array(
@@ -320,10 +373,12 @@ extension ContractModel {
             if isRunning { app = .foreground } else { processStarts(.foreground, into: &outcome) }
             opened(entry.tapEvent, into: &outcome)
         case .apns(let kind, let collapse):
-            guard platform == .ios else { return refuse() }
+            // A token the app no longer holds: 410 Unregistered.
+            guard platform == .ios, osToken != nil else { return refuse() }
             applyAPNs(kind, collapse: collapse, n: n, into: &outcome)
         case .fcm(let kind, let tag):
-            guard platform == .android else { return refuse() }
+            // A token the app no longer holds: 404 UNREGISTERED.
+            guard platform == .android, osToken != nil else { return refuse() }
             applyFCM(kind, tag: tag, n: n, into: &outcome)
         }
         return outcome

@@ -176,4 +176,118 @@ import Testing
         }
         return lines
     }
+
+    // MARK: A world of devices
+
+    /// Steps for several devices at once: each step acts on one device (named), and
+    /// every push is addressed by its token while naming another device.
+    struct WorldStep: Sendable {
+        let device: Int
+        let step: ContractModel.Step
+        let pushFrom: Int
+    }
+
+    @Test func theWorldAgreesWithTheModelDeviceByDevice() {
+        var failures = 0
+        for seed in 0..<UInt64(max(Self.sequenceCount / 3, 1)) {
+            var random = IDGenerator(seed: 0xD1CE &+ seed)
+            let platforms = (0..<Int.random(in: 2...3, using: &random)).map { _ in
+                ContractModel.Platform.allCases.randomElement(using: &random)!
+            }
+            let steps = Self.generateWorld(platforms: platforms, using: &random)
+            guard let failure = Self.playWorld(steps, platforms: platforms) else { continue }
+            var minimal = steps
+            var index = minimal.count - 1
+            while index >= 0 {  // drop single steps while it still fails
+                var candidate = minimal
+                candidate.remove(at: index)
+                if Self.playWorld(candidate, platforms: platforms) != nil { minimal = candidate }
+                index -= 1
+            }
+            Issue.record(
+                """
+                world seed \(seed) \(platforms): \(failure)
+                minimal (\(minimal.count) of \(steps.count) steps): \(minimal.map { "d\($0.device + 1) \($0.step)" })
+                its disagreement: \(Self.playWorld(minimal, platforms: platforms) ?? "none")
+                """)
+            failures += 1
+            if failures == 3 { return }
+        }
+    }
+
+    static func generateWorld(platforms: [ContractModel.Platform], using random: inout IDGenerator) -> [WorldStep] {
+        var steps: [WorldStep] = []
+        for device in platforms.indices { steps.append(WorldStep(device: device, step: .launch, pushFrom: device)) }
+        let length = Int.random(in: 15...60, using: &random)
+        while steps.count < length {
+            let device = Int.random(in: 0..<platforms.count, using: &random)
+            let from = Int.random(in: 0..<platforms.count, using: &random)
+            var one = generate(platform: platforms[device], using: &random)
+            one.removeFirst()  // the leading launch
+            let roll = Int.random(in: 0..<100, using: &random)
+            if roll < 4 {
+                steps.append(WorldStep(device: device, step: .uninstall, pushFrom: from))
+            } else if roll < 8 {
+                steps.append(WorldStep(device: device, step: .install, pushFrom: from))
+            } else if let step = one.first {
+                steps.append(WorldStep(device: device, step: step, pushFrom: from))
+            }
+        }
+        return steps
+    }
+
+    /// Plays a world's steps on one model per device and on one real session.
+    static func playWorld(_ steps: [WorldStep], platforms: [ContractModel.Platform]) -> String? {
+        let session = Session(clock: { 1_700_000_000_000 })
+        var models: [ContractModel] = []
+        for (index, platform) in platforms.enumerated() {
+            _ = session.handle(#"{"op":"device","platform":"\#(platform.rawValue)"}"#)
+            let token = session.deviceToken ?? ""
+            models.append(ContractModel(platform: platform, token: token))
+            _ = index
+        }
+        for (index, world) in steps.enumerated() {
+            let name = "d\(world.device + 1)"
+            let line = models[world.device].line(
+                for: world.step, n: index, device: name, pushFrom: "d\(world.pushFrom + 1)")
+            let output = session.handle(line)
+            guard let replyText = output.last, let reply = try? JSON.parse(text: replyText).objectValue else {
+                return "step \(index) \(line): no reply"
+            }
+            let expected = models[world.device].apply(world.step, n: index, reply: reply)
+            let where_ = "step \(index) \(line)"
+            if reply["ok"] != .bool(expected.ok) {
+                return "\(where_): ok is \(reply["ok"]?.compactText ?? "missing"), the model says \(expected.ok)\n  reply \(replyText)"
+            }
+            let deliveries = output.dropLast().compactMap { line -> String? in
+                guard let object = try? JSON.parse(text: line).objectValue else { return nil }
+                return "\(object["device"]?.stringValue ?? "?") \(object["delivery"]?.stringValue ?? "?") \(object["output"]?.stringValue ?? "<end>")"
+            }
+            let wanted = expected.deliveries.map { "\(name) \($0.0) \($0.1)" }
+            if deliveries != wanted {
+                return "\(where_): delivered \(deliveries), the model says \(wanted)"
+            }
+            if expected.ok {
+                for (field, value) in expected.fields where reply[field] != value {
+                    return "\(where_): \(field) is \(reply[field]?.compactText ?? "missing"), the model says \(value.compactText)"
+                }
+            }
+            for device in models.indices {
+                let stateName = "d\(device + 1)"
+                guard let stateText = session.handle(#"{"op":"state","device":"\#(stateName)"}"#).last,
+                    let state = try? JSON.parse(text: stateText).objectValue
+                else { return "\(where_): no state for \(stateName)" }
+                if models[device].awaitsIssuedToken, let token = state["token"]?.stringValue {
+                    models[device].osToken = token  // the OS issued it; its value is the OS's
+                    models[device].awaitsIssuedToken = false
+                }
+                var fields = models[device].stateFields
+                fields["installed"] = .bool(models[device].installed)
+                for (field, value) in fields where state[field] != value {
+                    return "after \(where_): \(stateName)'s \(field) is \(state[field]?.compactText ?? "missing"), the model says \(value.compactText)"
+                }
+            }
+        }
+        return nil
+    }
 }
