@@ -6,12 +6,18 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: deps build demo test lib c-test bench fuzz sanitize soak
 
-# jansson is the one outside dependency (a Debian package); install it only when
-# pkg-config cannot find it.
+# The Debian packages the project builds and tests with, each installed only when it is
+# missing: jansson (JSON), OpenSSL's headers and command (the front door's test CA, and
+# the tests that verify it).
 deps:
-	@pkg-config --exists jansson || { \
-		echo "jansson not found: installing libjansson-dev"; \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y libjansson-dev; }
+	@missing=""; \
+	pkg-config --exists jansson || missing="$$missing libjansson-dev"; \
+	pkg-config --exists openssl || missing="$$missing libssl-dev"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
+	fi
 
 # Warnings are errors: the project builds with zero warnings in Swift 6 mode.
 build: deps

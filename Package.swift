@@ -22,6 +22,13 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        // OpenSSL from the system (Debian: libssl-dev): TLS, certificates, signatures.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
@@ -40,7 +47,9 @@ let package = Package(
         .target(
             name: "ShellKit", dependencies: ["CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON"],
             path: "Shell/ShellKit"),
-        .executableTarget(name: "cxshell", dependencies: ["ShellKit"], path: "Shell/cxshell"),
+        .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
+        .target(name: "FrontDoor", dependencies: ["CTestCA"], path: "Shell/FrontDoor"),
+        .executableTarget(name: "cxshell", dependencies: ["ShellKit", "FrontDoor"], path: "Shell/cxshell"),
         .executableTarget(
             name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit"],
             path: "Tests/Benchmarks/cxbench"),
@@ -49,7 +58,9 @@ let package = Package(
             name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"], path: "Tests/PushPluginTests"),
         .testTarget(
             name: "ShellTests",
-            dependencies: ["ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON"],
+            dependencies: [
+                "ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON", "FrontDoor",
+            ],
             path: "Tests/ShellTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),
         .testTarget(name: "CXTests", dependencies: ["CX", "CCX"], path: "Tests/CXTests"),

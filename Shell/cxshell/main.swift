@@ -1,6 +1,6 @@
 import Foundation
 
-/// cxshell: the Linux headless shell. Subcommands: serve, test, run.
+/// cxshell: the Linux headless shell. Subcommands: serve, test, run, ca.
 let usage = """
     usage: cxshell <command> [arguments]
 
@@ -11,6 +11,7 @@ let usage = """
       serve          the line protocol on standard input and output
       test PATH…     run scenario files (or folders of *.cxs) and report each
       run FILE…      play scenarios and print what the core received
+      ca DIR         make the front door's private test CA and server certificate
 
     `cxshell <command> --help` describes a command. Docs/Shell.md has the details.
     """
@@ -20,6 +21,7 @@ let commands: [String: (help: String, run: ([String]) -> Int32)] = [
     "serve": (Serve.help, { _ in Serve.run() }),
     "test": (ScenarioCommands.testHelp, ScenarioCommands.test),
     "run": (ScenarioCommands.runHelp, ScenarioCommands.run),
+    "ca": (CACommand.help, CACommand.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

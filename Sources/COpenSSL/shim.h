@@ -1,0 +1,9 @@
+#ifndef CX_OPENSSL_SHIM_H
+#define CX_OPENSSL_SHIM_H
+/* OpenSSL from the system (Debian: libssl-dev), for TLS, certificates and signatures. */
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#endif
