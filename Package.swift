@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
-        .target(name: "CArguments", dependencies: ["CCX"], path: "Sources/CArguments"),
+        .target(name: "CArguments", dependencies: ["CCX", "CXHost"], path: "Sources/CArguments"),
         .target(name: "CX", dependencies: ["CCX", "CArguments", "CXHost"], path: "Sources/CX"),
         .target(name: "CCXDevice", dependencies: ["CCX"], path: "Sources/CCXDevice"),
         .target(

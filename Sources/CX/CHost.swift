@@ -22,7 +22,7 @@ final class CHost: Sendable {
 
     func issue(_ entry: HandleEntry) -> OpaquePointer {
         let handle = handles.insert(entry)
-        issued.withLock { _ = $0.insert(HandleTable.id(handle)) }
+        issued.withLock { _ = $0.insert(HandleTable<HandleEntry>.id(handle)) }
         return handle
     }
 
@@ -30,7 +30,7 @@ final class CHost: Sendable {
     func release(_ handle: OpaquePointer?) {
         guard let handle else { return }
         handles.remove(handle)
-        issued.withLock { _ = $0.remove(HandleTable.id(handle)) }
+        issued.withLock { _ = $0.remove(HandleTable<HandleEntry>.id(handle)) }
     }
 
     /// Shuts down, then releases the plugins and every handle issued for them.

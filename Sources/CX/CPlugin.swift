@@ -48,7 +48,7 @@ final class CPlugin: Plugin {
             return
         }
         let handle = owner.issue(.emitter(CEmitter(emitter, owner: owner)))
-        let id = HandleTable.id(handle)
+        let id = HandleTable<HandleEntry>.id(handle)
         emitterHandles.withLock { $0[ObjectIdentifier(emitter)] = id }
         Self.withBytes(stream) { stream, streamLength in
             Self.withBytes(input) { input, inputLength in

@@ -84,39 +84,16 @@ final class CDevice: Sendable {
     }
 }
 
-/// The worlds a C caller holds, by handle. Ids are never reused, so a destroyed
-/// world's handle stays dead (CX_ERR_BAD_HANDLE).
-final class Worlds: Sendable {
-    private struct Table {
-        var next: UInt64 = 1
-        var worlds: [UInt64: CDevice] = [:]
-    }
+/// The worlds a C caller holds.
+let worlds = HandleTable<CDevice>()
 
-    private let table = Monitor(Table())
-
-    func insert(_ world: CDevice) -> OpaquePointer {
-        table.withLock { table in
-            defer { table.next += 1 }
-            table.worlds[table.next] = world
-            return OpaquePointer(bitPattern: UInt(table.next))!
-        }
-    }
-
+extension HandleTable<CDevice> {
     func world(_ handle: OpaquePointer?) throws(CXFailure) -> CDevice {
-        guard let handle else { throw CXFailure(CX_ERR_NULL) }
-        guard let world = table.withLock({ $0.worlds[UInt64(UInt(bitPattern: handle))] }) else {
-            throw CXFailure(CX_ERR_BAD_HANDLE)
-        }
+        guard handle != nil else { throw CXFailure(CX_ERR_NULL) }
+        guard let world = entry(handle) else { throw CXFailure(CX_ERR_BAD_HANDLE) }
         return world
     }
-
-    func remove(_ handle: OpaquePointer?) {
-        guard let handle else { return }
-        _ = table.withLock { $0.worlds.removeValue(forKey: UInt64(UInt(bitPattern: handle))) }
-    }
 }
-
-let worlds = Worlds()
 
 @_cdecl("cx_device_abi_version")
 public func cxDeviceABIVersion() -> UInt32 {

@@ -102,32 +102,13 @@ import Testing
         for (index, step) in steps.enumerated() {
             let line = model.line(for: step, n: index)
             let output = session.handle(line)
-            guard let replyText = output.last, let reply = try? JSON.parse(text: replyText).objectValue else {
-                return "step \(index) \(line): no reply"
+            let where_ = "step \(index) \(line)"
+            guard let reply = output.last.flatMap({ try? JSON.parse(text: $0).objectValue }) else {
+                return "\(where_): no reply"
             }
             let expected = model.apply(step, n: index, reply: reply)
-            let where_ = "step \(index) \(line)"
-            if reply["ok"] != .bool(expected.ok) {
-                return "\(where_): ok is \(reply["ok"]?.compactText ?? "missing"), the model says \(expected.ok)\n  reply \(replyText)"
-            }
-            let deliveries = output.dropLast().compactMap { line -> String? in
-                guard let object = try? JSON.parse(text: line).objectValue else { return nil }
-                return "\(object["delivery"]?.stringValue ?? "?") \(object["output"]?.stringValue ?? "<end>")"
-            }
-            let wanted = expected.deliveries.map { "\($0.0) \($0.1)" }
-            if deliveries != wanted {
-                return "\(where_): delivered \(deliveries), the model says \(wanted)"
-            }
-            if expected.ok {
-                for (name, value) in expected.fields where reply[name] != value {
-                    return "\(where_): \(name) is \(reply[name]?.compactText ?? "missing"), the model says \(value.compactText)"
-                }
-                if case .apns = step, reply["tray_id"] != nil, expected.fields["tray_id"] == nil {
-                    return "\(where_): posted \(reply["tray_id"]!.compactText), the model says nothing is posted"
-                }
-                if case .fcm = step, reply["tray_id"] != nil, expected.fields["tray_id"] == nil {
-                    return "\(where_): posted \(reply["tray_id"]!.compactText), the model says nothing is posted"
-                }
+            if let disagreement = disagreement(output, reply, expected, device: nil, step: step, at: where_) {
+                return disagreement
             }
             guard let stateText = session.handle(#"{"op":"state"}"#).last,
                 let state = try? JSON.parse(text: stateText).objectValue
@@ -135,6 +116,37 @@ import Testing
             for (name, value) in model.stateFields where state[name] != value {
                 return "after \(where_): state \(name) is \(state[name]?.compactText ?? "missing"), the model says \(value.compactText)"
             }
+        }
+        return nil
+    }
+
+    /// How a request's output differs from what the model expected, or nil: its `ok`,
+    /// its deliveries (from `device`, when given, and on the model's keys, in order),
+    /// the reply fields the model predicts, and no tray entry the model did not post.
+    static func disagreement(
+        _ output: [String], _ reply: JSONObject, _ expected: ContractModel.Outcome, device: String?,
+        step: ContractModel.Step, at place: String
+    ) -> String? {
+        if reply["ok"] != .bool(expected.ok) {
+            return "\(place): ok is \(reply["ok"]?.compactText ?? "missing"), the model says \(expected.ok)\n  reply \(reply.compactText)"
+        }
+        let deliveries = output.dropLast().compactMap { line -> String? in
+            guard let object = try? JSON.parse(text: line).objectValue else { return nil }
+            let from = device == nil ? "" : "\(object["device"]?.stringValue ?? "?") "
+            return from + "\(object["delivery"]?.stringValue ?? "?") \(object["output"]?.stringValue ?? "<end>")"
+        }
+        let wanted = expected.deliveries.map { (device.map { $0 + " " } ?? "") + "\($0.0) \($0.1)" }
+        if deliveries != wanted { return "\(place): delivered \(deliveries), the model says \(wanted)" }
+        guard expected.ok else { return nil }
+        for (name, value) in expected.fields where reply[name] != value {
+            return "\(place): \(name) is \(reply[name]?.compactText ?? "missing"), the model says \(value.compactText)"
+        }
+        switch step {
+        case .apns, .fcm:
+            if let posted = reply["tray_id"], expected.fields["tray_id"] == nil {
+                return "\(place): posted \(posted.compactText), the model says nothing is posted"
+            }
+        default: break
         }
         return nil
     }
@@ -251,26 +263,13 @@ import Testing
             let line = models[world.device].line(
                 for: world.step, n: index, device: name, pushFrom: "d\(world.pushFrom + 1)")
             let output = session.handle(line)
-            guard let replyText = output.last, let reply = try? JSON.parse(text: replyText).objectValue else {
-                return "step \(index) \(line): no reply"
+            let where_ = "step \(index) \(line)"
+            guard let reply = output.last.flatMap({ try? JSON.parse(text: $0).objectValue }) else {
+                return "\(where_): no reply"
             }
             let expected = models[world.device].apply(world.step, n: index, reply: reply)
-            let where_ = "step \(index) \(line)"
-            if reply["ok"] != .bool(expected.ok) {
-                return "\(where_): ok is \(reply["ok"]?.compactText ?? "missing"), the model says \(expected.ok)\n  reply \(replyText)"
-            }
-            let deliveries = output.dropLast().compactMap { line -> String? in
-                guard let object = try? JSON.parse(text: line).objectValue else { return nil }
-                return "\(object["device"]?.stringValue ?? "?") \(object["delivery"]?.stringValue ?? "?") \(object["output"]?.stringValue ?? "<end>")"
-            }
-            let wanted = expected.deliveries.map { "\(name) \($0.0) \($0.1)" }
-            if deliveries != wanted {
-                return "\(where_): delivered \(deliveries), the model says \(wanted)"
-            }
-            if expected.ok {
-                for (field, value) in expected.fields where reply[field] != value {
-                    return "\(where_): \(field) is \(reply[field]?.compactText ?? "missing"), the model says \(value.compactText)"
-                }
+            if let disagreement = disagreement(output, reply, expected, device: name, step: world.step, at: where_) {
+                return disagreement
             }
             for device in models.indices {
                 let stateName = "d\(device + 1)"

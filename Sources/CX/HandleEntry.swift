@@ -2,57 +2,17 @@ import CArguments
 import CCX
 import CXHost
 
-/// Everything a C caller holds a handle to. One table for every kind, so a handle of
-/// one kind passed as another is recognised (CX_ERR_BAD_HANDLE) instead of misused.
+/// Everything a C caller holds a handle to in libcx (CX_ERR_BAD_HANDLE for a handle of
+/// another kind).
 enum HandleEntry: Sendable {
     case host(CHost)
     case reply(CReply)
     case emitter(CEmitter)
 }
 
-/// Handles are small integers disguised as pointers; ids are never reused, so a
-/// released handle stays dead.
-final class HandleTable: Sendable {
-    private struct Table {
-        var next: UInt64 = 1
-        var entries: [UInt64: HandleEntry] = [:]
-    }
-
-    private let table = Monitor(Table())
-
-    func insert(_ entry: HandleEntry) -> OpaquePointer {
-        table.withLock { table in
-            let id = table.next
-            table.next += 1
-            table.entries[id] = entry
-            return OpaquePointer(bitPattern: UInt(id))!
-        }
-    }
-
-    func entry(_ handle: OpaquePointer?) -> HandleEntry? {
-        guard let handle else { return nil }
-        return table.withLock { $0.entries[Self.id(handle)] }
-    }
-
-    @discardableResult
-    func remove(_ handle: OpaquePointer?) -> HandleEntry? {
-        guard let handle else { return nil }
-        return table.withLock { $0.entries.removeValue(forKey: Self.id(handle)) }
-    }
-
-    /// Live handles of every kind, for tests that hold the table to its bound.
-    var count: Int { table.withLock { $0.entries.count } }
-
-    func remove(ids: some Sequence<UInt64>) {
-        table.withLock { table in
-            for id in ids { table.entries[id] = nil }
-        }
-    }
-
-    static func id(_ handle: OpaquePointer) -> UInt64 { UInt64(UInt(bitPattern: handle)) }
-}
-
-let handles = HandleTable()
+/// Every handle libcx issued: hosts, replies and emitters in one table, so a handle of
+/// one kind passed as another is recognised.
+let handles = HandleTable<HandleEntry>()
 
 /// The core's callback and its context. The header promises the context may be used
 /// from the delivery thread, which is what makes sharing it sound.
