@@ -177,7 +177,8 @@ extension APNsRequest {
             return .failure(
                 APNsRejection(
                     status: 410, reason: "Unregistered",
-                    detail: "the token is no longer active for the topic (the app was uninstalled or its token rotated)",
+                    detail:
+                        "the token is no longer active for the topic (the app was uninstalled or its token rotated)",
                     timestamp: retired))
         }
         if let expiration = headers["apns-expiration"], Int64(expiration) == nil || expiration.hasPrefix("-") {

@@ -115,7 +115,8 @@ public enum FCMCondition {
             topics.append(name)
             guard topics.count <= FCMCondition.maxTopics else {
                 throw .invalidArgument(
-                    "Invalid condition: at most \(FCMCondition.maxTopics) topics are allowed; topic \(topics.count) is '\(name)'")
+                    "Invalid condition: at most \(FCMCondition.maxTopics) topics are allowed; topic \(topics.count) is '\(name)'"
+                )
             }
             return name
         }

@@ -26,7 +26,8 @@ public struct FCMError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A token of an app in another Firebase project than the request's.
     public static func senderIDMismatch(project: String) -> FCMError {
         FCMError(
-            code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch: the token is not of project '\(project)'",
+            code: 403, status: "PERMISSION_DENIED",
+            message: "SenderId mismatch: the token is not of project '\(project)'",
             errorCode: "SENDER_ID_MISMATCH")
     }
 

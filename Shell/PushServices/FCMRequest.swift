@@ -218,7 +218,9 @@ extension FCMRequest {
             }
             return .token(value)
         case "fid":
-            guard isTokenShaped(value) else { throw .invalidArgument("The fid is not a valid Firebase installation id") }
+            guard isTokenShaped(value) else {
+                throw .invalidArgument("The fid is not a valid Firebase installation id")
+            }
             return .fid(value)
         case "topic":
             let name = value.hasPrefix("/topics/") ? String(value.dropFirst("/topics/".count)) : value

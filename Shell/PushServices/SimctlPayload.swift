@@ -23,7 +23,8 @@ public struct SimctlPayload: Sendable {
     /// simctl is not HTTP; a refusal carries the status APNs gives the same problem
     /// (413 for size, 400 for the rest) so that drivers read both alike.
     public func validate(installedBundle: String) -> Result<(bundle: String, payload: JSONObject), APNsRejection> {
-        func reject(_ reason: String, _ detail: String) -> Result<(bundle: String, payload: JSONObject), APNsRejection> {
+        func reject(_ reason: String, _ detail: String) -> Result<(bundle: String, payload: JSONObject), APNsRejection>
+        {
             .failure(APNsRejection(status: reason == "PayloadTooLarge" ? 413 : 400, reason: reason, detail: detail))
         }
         if file.isEmpty { return reject("PayloadEmpty", "the payload file is empty") }

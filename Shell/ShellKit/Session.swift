@@ -404,7 +404,8 @@ public final class Session {
 
     private static func fcmError(_ id: JSON, _ error: FCMError) -> JSONObject {
         var envelope = JSONObject([
-            ("code", .integer(Int64(error.code))), ("status", .string(error.status)), ("message", .string(error.message)),
+            ("code", .integer(Int64(error.code))), ("status", .string(error.status)),
+            ("message", .string(error.message)),
         ])
         if let code = error.errorCode {
             envelope["details"] = [

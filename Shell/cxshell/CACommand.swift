@@ -1,5 +1,5 @@
-import FrontDoor
 import Foundation
+import FrontDoor
 
 /// `cxshell ca DIR`: the front door's test CA, without serving.
 enum CACommand {

@@ -49,7 +49,9 @@ import Testing
         let box = HostBox()
         let host = PluginHost { delivery in
             recorder.record(delivery)
-            if case .response(_, .success("stop")) = delivery { #expect(throws: Never.self) { try box.host?.shutdown() } }
+            if case .response(_, .success("stop")) = delivery {
+                #expect(throws: Never.self) { try box.host?.shutdown() }
+            }
         }
         box.host = host
         try host.register(plugin)

@@ -1,7 +1,8 @@
-@testable import CXHost
 import Foundation
 import Synchronization
 import Testing
+
+@testable import CXHost
 
 @Suite struct StreamTests {
     @Test func H_3_itemsArriveInEmissionOrderThenOneEnd() throws {

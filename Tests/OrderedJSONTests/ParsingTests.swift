@@ -47,7 +47,10 @@ import Testing
         #expect(numbers[3]?.int64Value == nil && numbers[3]?.isInteger == true)
     }
 
-    @Test(arguments: ["01", "1.", ".5", "+1", "1e", "1e+", "-", "--1", "1.e5", "0x10", "NaN", "Infinity", "-Infinity", "1.5.3", "[1 2]", "[-]"])
+    @Test(arguments: [
+        "01", "1.", ".5", "+1", "1e", "1e+", "-", "--1", "1.e5", "0x10", "NaN", "Infinity", "-Infinity", "1.5.3",
+        "[1 2]", "[-]",
+    ])
     func malformedNumbersAreRejectedWithAPosition(text: String) {
         #expect {
             _ = try JSON.parse(text: text)

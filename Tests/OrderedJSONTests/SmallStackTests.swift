@@ -1,10 +1,10 @@
 import Testing
 
+@testable import OrderedJSON
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import OrderedJSON
 
 /// Runs `body` on a new thread with a stack of `bytes`, as a C caller's thread may be.
 /// A stack overflow crashes the test process, so this fails loudly, never silently.

@@ -1,7 +1,8 @@
-@testable import CXHost
 import OrderedJSON
 import PushPlugin
 import Testing
+
+@testable import CXHost
 
 func tap(_ app: App, _ id: String, _ userInfo: String) {
     app.ios.didReceive(response: notification(id, userInfo), actionIdentifier: IOSPushBridge.defaultActionIdentifier)

@@ -57,6 +57,8 @@ import Testing
 
     @Test func endOfInputWithoutANewlineStillGetsItsReply() throws {
         let (status, lines) = try serve(Data(#"{"op":"device","platform":"web"}"#.utf8))
-        #expect(status == 0 && lines == [#"{"reply":null,"ok":true,"device":"d1","platform":"web","bundle":"com.example.app"}"#])
+        #expect(
+            status == 0
+                && lines == [#"{"reply":null,"ok":true,"device":"d1","platform":"web","bundle":"com.example.app"}"#])
     }
 }

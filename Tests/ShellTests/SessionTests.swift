@@ -25,7 +25,9 @@ import Testing
         for index in 0..<2000 {
             let line: [UInt8] =
                 index % 2 == 0
-                ? (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                ? (0..<Int.random(in: 0...40, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
                 : Array(
                     (0..<Int.random(in: 1...12, using: &generator)).map { _ in
                         ["{", "}", "[", "]", "\"op\":", "\"id\":", ",", "null", "1e400", "\"x\"", "\u{FF}"]
@@ -39,7 +41,8 @@ import Testing
             }
         }
         let after = session.handle(#"{"op":"device","platform":"ios","id":"still here"}"#)
-        #expect(after == [#"{"reply":"still here","ok":true,"device":"d1","platform":"ios","bundle":"com.example.app"}"#])
+        #expect(
+            after == [#"{"reply":"still here","ok":true,"device":"d1","platform":"ios","bundle":"com.example.app"}"#])
     }
 
     /// Valid requests with exactly one field broken (missing, or of a wrong type): each
@@ -50,7 +53,10 @@ import Testing
             ("ios", "permission", [("answer", #""deny""#)]),
             ("ios", "call", [("plugin", #""push""#), ("method", #""register""#), ("input", #""""#)]),
             ("ios", "notify", [("plugin", #""push""#), ("method", #""register""#), ("input", #""""#)]),
-            ("ios", "subscribe", [("key", #""k2""#), ("plugin", #""push""#), ("stream", #""events""#), ("input", #""""#)]),
+            (
+                "ios", "subscribe",
+                [("key", #""k2""#), ("plugin", #""push""#), ("stream", #""events""#), ("input", #""""#)]
+            ),
             ("ios", "unsubscribe", [("key", #""push""#)]),
             ("ios", "tap", [("which", #""newest""#)]),
             ("ios", "apns", [("body", #"{"aps":{"alert":"x"}}"#), ("headers", #"{"apns-topic":"com.example.app"}"#)]),

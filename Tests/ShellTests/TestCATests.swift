@@ -1,5 +1,5 @@
-import FrontDoor
 import Foundation
+import FrontDoor
 import Testing
 
 /// The front door's test CA, checked by OpenSSL's own verifier (the code TLS clients

@@ -71,7 +71,8 @@ import Testing
         _ = try world.reply(#"{"op":"device","platform":"android","fcm_project":"alpha"}"#)
         let active = try world.token(of: "d1")
         let accepted = try world.fcm(active)
-        #expect(accepted["ok"] == true && accepted["name"]?.stringValue?.hasPrefix("projects/alpha/messages/0:") == true)
+        #expect(
+            accepted["ok"] == true && accepted["name"]?.stringValue?.hasPrefix("projects/alpha/messages/0:") == true)
         #expect(try world.fcm(active, project: "alpha")["ok"] == true)
         expectFCM(try world.fcm(active, project: "beta"), 403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH")
         expectFCM(try world.fcm("never:APA91bissued"), 404, "NOT_FOUND", "UNREGISTERED")
@@ -97,7 +98,10 @@ import Testing
         let output = world.session.handle(
             #"{"op":"apns","token":"\#(try world.token(of: "d199"))","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"hi"}}}"#
         )
-        #expect(output.first == #"{"delivery":"k","device":"d199","ok":true,"output":"{\"body\":\"hi\",\"mobiler_push\":\"received\"}"}"#)
+        #expect(
+            output.first
+                == #"{"delivery":"k","device":"d199","ok":true,"output":"{\"body\":\"hi\",\"mobiler_push\":\"received\"}"}"#
+        )
         #expect(output.count == 2)
     }
 }

@@ -8,7 +8,11 @@ import OrderedJSON
 struct ContractModel {
     enum Platform: String, CaseIterable, Sendable { case ios, android }
 
-    enum App: String { case notRunning = "not_running", foreground, background, forceStopped = "force_stopped" }
+    enum App: String {
+        case notRunning = "not_running"
+        case foreground, background
+        case forceStopped = "force_stopped"
+    }
 
     struct TrayEntry: Equatable {
         var id: String
@@ -187,7 +191,8 @@ extension ContractModel {
         case launch, background, foreground, kill, forceStop, uninstall, install
         case permission(grant: Bool)
         case register
-        case subscribe(String), unsubscribe(String)
+        case subscribe(String)
+        case unsubscribe(String)
         case apns(APNsKind, collapse: String?)
         case fcm(FCMKind, tag: String?)
         case tap(String)
@@ -231,12 +236,15 @@ extension ContractModel {
         case .apns(let kind, let collapse):
             let collapseHeader = collapse.map { #","apns-collapse-id":"\#($0)""# } ?? ""
             let tokenField = explicitToken ? #""token":"\#(token)","# : ""
-            return #"{"op":"apns",\#(tokenField)"headers":{"apns-topic":"com.example.app"\#(collapseHeader)},"body":\#(Self.apnsPayload(kind, n: n).compactText)}"#
+            return
+                #"{"op":"apns",\#(tokenField)"headers":{"apns-topic":"com.example.app"\#(collapseHeader)},"body":\#(Self.apnsPayload(kind, n: n).compactText)}"#
         case .fcm(let kind, let tag):
             var message = JSONObject([("token", .string(token))])
             let (data, notification) = Self.fcmParts(kind, n: n)
             if let data { message["data"] = .object(JSONObject(data.map { ($0.0, .string($0.1)) })) }
-            if let notification { message["notification"] = .object(JSONObject(notification.map { ($0.0, .string($0.1)) })) }
+            if let notification {
+                message["notification"] = .object(JSONObject(notification.map { ($0.0, .string($0.1)) }))
+            }
             if let tag, notification != nil { message["android"] = ["notification": ["tag": .string(tag)]] }
             return #"{"op":"fcm","body":{"message":\#(message.compactText)}}"#
         }

@@ -68,9 +68,11 @@ import Testing
             case 32..<41: steps.append(.subscribe(keys.randomElement(using: &random)!))
             case 41..<45: steps.append(.unsubscribe(keys.randomElement(using: &random)!))
             case 45..<65:
-                let collapse = Int.random(in: 0..<4, using: &random) == 0 ? "c\(Int.random(in: 0..<2, using: &random))" : nil
+                let collapse =
+                    Int.random(in: 0..<4, using: &random) == 0 ? "c\(Int.random(in: 0..<2, using: &random))" : nil
                 if platform == .ios {
-                    steps.append(.apns(ContractModel.APNsKind.allCases.randomElement(using: &random)!, collapse: collapse))
+                    steps.append(
+                        .apns(ContractModel.APNsKind.allCases.randomElement(using: &random)!, collapse: collapse))
                 } else {
                     steps.append(.fcm(ContractModel.FCMKind.allCases.randomElement(using: &random)!, tag: collapse))
                 }
@@ -82,7 +84,9 @@ import Testing
                 // The 32-tap bound: more taps than the buffer holds, with no subscriber.
                 steps += [.permission(grant: true), .launch, .register, .kill]
                 for _ in 0..<Int.random(in: 30...40, using: &random) {
-                    steps += [platform == .ios ? .apns(.alert, collapse: nil) : .fcm(.notification, tag: nil), .tap("newest")]
+                    steps += [
+                        platform == .ios ? .apns(.alert, collapse: nil) : .fcm(.notification, tag: nil), .tap("newest"),
+                    ]
                     steps.append(.background)
                 }
             default: steps.append(Bool.random(using: &random) ? .launch : .background)
@@ -114,7 +118,8 @@ import Testing
                 let state = try? JSON.parse(text: stateText).objectValue
             else { return "\(where_): no state" }
             for (name, value) in model.stateFields where state[name] != value {
-                return "after \(where_): state \(name) is \(state[name]?.compactText ?? "missing"), the model says \(value.compactText)"
+                return
+                    "after \(where_): state \(name) is \(state[name]?.compactText ?? "missing"), the model says \(value.compactText)"
             }
         }
         return nil
@@ -128,7 +133,8 @@ import Testing
         step: ContractModel.Step, at place: String
     ) -> String? {
         if reply["ok"] != .bool(expected.ok) {
-            return "\(place): ok is \(reply["ok"]?.compactText ?? "missing"), the model says \(expected.ok)\n  reply \(reply.compactText)"
+            return
+                "\(place): ok is \(reply["ok"]?.compactText ?? "missing"), the model says \(expected.ok)\n  reply \(reply.compactText)"
         }
         let deliveries = output.dropLast().compactMap { line -> String? in
             guard let object = try? JSON.parse(text: line).objectValue else { return nil }
@@ -283,7 +289,8 @@ import Testing
                 var fields = models[device].stateFields
                 fields["installed"] = .bool(models[device].installed)
                 for (field, value) in fields where state[field] != value {
-                    return "after \(where_): \(stateName)'s \(field) is \(state[field]?.compactText ?? "missing"), the model says \(value.compactText)"
+                    return
+                        "after \(where_): \(stateName)'s \(field) is \(state[field]?.compactText ?? "missing"), the model says \(value.compactText)"
                 }
             }
         }
