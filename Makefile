@@ -7,13 +7,15 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 .PHONY: deps build demo test lib c-test bench fuzz sanitize soak
 
 # The Debian packages the project builds and tests with, each installed only when it is
-# missing: jansson (JSON), OpenSSL's headers and command (the front door's test CA, and
-# the tests that verify it).
+# missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
+# tests verify it with), nghttp2 (HTTP/2), and curl (the front door tests' client).
 deps:
 	@missing=""; \
 	pkg-config --exists jansson || missing="$$missing libjansson-dev"; \
 	pkg-config --exists openssl || missing="$$missing libssl-dev"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	pkg-config --exists libnghttp2 || missing="$$missing libnghttp2-dev"; \
+	command -v curl >/dev/null || missing="$$missing curl"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \

@@ -29,6 +29,13 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // nghttp2 from the system (Debian: libnghttp2-dev): HTTP/2 framing and flow control.
+        .systemLibrary(
+            name: "CNGHTTP2",
+            path: "Sources/CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
@@ -45,10 +52,13 @@ let package = Package(
             name: "SimulatedDevice", dependencies: ["CXHost", "PushPlugin", "EchoPlugin", "PushServices", "OrderedJSON"],
             path: "Shell/SimulatedDevice"),
         .target(
-            name: "ShellKit", dependencies: ["CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON"],
+            name: "ShellKit",
+            dependencies: ["CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON", "HTTPMessage"],
             path: "Shell/ShellKit"),
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
-        .target(name: "FrontDoor", dependencies: ["CTestCA"], path: "Shell/FrontDoor"),
+        .target(name: "HTTPMessage", path: "Shell/HTTPMessage"),
+        .target(name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2"], path: "Shell/CFrontDoor"),
+        .target(name: "FrontDoor", dependencies: ["CTestCA", "CFrontDoor", "HTTPMessage"], path: "Shell/FrontDoor"),
         .executableTarget(name: "cxshell", dependencies: ["ShellKit", "FrontDoor"], path: "Shell/cxshell"),
         .executableTarget(
             name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit"],

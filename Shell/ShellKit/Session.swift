@@ -22,14 +22,14 @@ public final class Session {
         "uninstall", "install", "fcm_topic",
     ]
 
-    private let endpoint = CoreEndpoint()
+    let endpoint = CoreEndpoint()
     /// Every token the world's devices were issued: how a push finds its device.
-    private let registry = TokenRegistry()
+    let registry = TokenRegistry()
     private var devices: [Device] = []
-    private var devicesByID: [String: Device] = [:]
+    private(set) var devicesByID: [String: Device] = [:]
     private var current: Device?
     /// The devices a request touched: their hosts are waited for before its reply.
-    private var touched: [Device] = []
+    var touched: [Device] = []
     private let clock: () -> Int64
 
     /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps).
@@ -56,13 +56,19 @@ public final class Session {
         } catch {
             reply = Self.error(nil, "\(error)")
         }
+        if let problem = waitForTouchedHosts() { reply = Self.error(reply["reply"] ?? nil, problem) }
+        return endpoint.takeLines() + [reply.compactText]
+    }
+
+    /// Waits until every host the request touched is idle; a sentence when it cannot.
+    func waitForTouchedHosts() -> String? {
         do {
             for device in touched { try device.waitUntilIdle() }
+            return nil
         } catch {
             // Only a session driven from its own host's thread gets here.
-            reply = Self.error(reply["reply"] ?? nil, "\(error)")
+            return "\(error)"
         }
-        return endpoint.takeLines() + [reply.compactText]
     }
 
     /// The current device's push token, if it has one.
@@ -287,20 +293,30 @@ public final class Session {
         case .failure(let rejection):
             reply = Self.rejection(request.id, rejection)
         case .success(let notification):
-            guard let target = registry.entry(token: notification.token).flatMap({ devicesByID[$0.deviceID] }) else {
-                throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
-            }
-            touched.append(target)
+            let (target, outcome) = try deliver(notification)
             reply["apns-id"] = .string(notification.apnsID ?? target.makeAPNsID())
             reply["device"] = .string(target.id)
-            if let handler = notification.systemHandler {
-                reply["effect"] = .string(
-                    "delivered to \(handler) on \(target.id): the push plugin does not handle it, so no event and nothing in the tray"
-                )
-                return
-            }
-            record(target.receive(apnsPayload: notification.payload, collapseID: notification.collapseID), in: &reply)
+            record(outcome, in: &reply)
         }
+    }
+
+    /// Hands a push APNs accepted to the device that holds its token (or to the system
+    /// handler of its push type), as iOS would.
+    func deliver(_ notification: APNsNotification) throws -> (Device, PushOutcome) {
+        guard let target = registry.entry(token: notification.token).flatMap({ devicesByID[$0.deviceID] }) else {
+            throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
+        }
+        touched.append(target)
+        if let handler = notification.systemHandler {
+            return (
+                target,
+                PushOutcome(
+                    effect:
+                        "delivered to \(handler) on \(target.id): the push plugin does not handle it, so no event and nothing in the tray"
+                )
+            )
+        }
+        return (target, target.receive(apnsPayload: notification.payload, collapseID: notification.collapseID))
     }
 
     /// An FCM request: a token or installation id finds its device; a topic or a

@@ -1,36 +1,93 @@
+import CXHost
+import FrontDoor
 import Foundation
 import ShellKit
 
 /// `cxshell serve`: the line protocol on standard input and output.
 enum Serve {
     static let help = """
-        usage: cxshell serve
+        usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR]
 
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
         is handled completely, and the app's host is idle, before the next is read; the
         deliveries it caused are written before its reply. A line of white space only
         gets no reply.
-        Exits with status 0 at the end of input. The protocol: Docs/Shell.md.
+        Exits with status 0 at the end of input, or on SIGINT / SIGTERM.
+
+        --listen ADDRESS:PORT also serves the network front door on that port (0: any
+        free one): APNs over HTTP/2, with TLS (ALPN h2) or in clear text (h2c). The first
+        output line then says where: {"listening":{"address":…,"ca":…}}. Each network
+        request writes its deliveries and one {"network":…} report line before it is
+        answered. --ca-dir DIR holds the test CA (default .cxshell/ca). The protocol:
+        Docs/Shell.md; the front door: Docs/FrontDoor.md.
         """
 
-    static func run() -> Int32 {
-        let session = Session()
-        var output = [UInt8]()
-        output.reserveCapacity(1 << 16)
+    static func run(_ arguments: [String]) -> Int32 {
+        var listen: String?
+        var caDirectory = ".cxshell/ca"
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--listen": listen = rest.popFirst()
+            case "--ca-dir": caDirectory = rest.popFirst() ?? caDirectory
+            default:
+                FileHandle.standardError.write(Data("cxshell serve: unknown argument '\(argument)'\n\(help)\n".utf8))
+                return 2
+            }
+        }
+        // One world, one request at a time: the line protocol and the network take turns
+        // under this lock, and each writes its lines under it.
+        let world = Monitor(Session())
+        var door: FrontDoor?
+        if let listen {
+            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]) else {
+                FileHandle.standardError.write(Data("cxshell serve: --listen takes ADDRESS:PORT, not '\(listen)'\n".utf8))
+                return 2
+            }
+            let address = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            do {
+                let ca = try TestCA.ensure(in: caDirectory)
+                door = try FrontDoor(address: address, port: port, ca: ca) { request in
+                    world.withLock { session in
+                        let exchange = session.handle(network: request)
+                        _ = writeLines(exchange.lines)
+                        return exchange.response
+                    }
+                }
+                let shown = address.contains(":") ? "[\(address)]:\(door!.port)" : "\(address):\(door!.port)"
+                let path = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
+                _ = writeLines([#"{"listening":{"address":"\#(shown)","ca":"\#(path)"}}"#])
+            } catch {
+                FileHandle.standardError.write(Data("cxshell serve: \(error)\n".utf8))
+                return 1
+            }
+        }
+        for signal in [SIGINT, SIGTERM] {
+            // The shell writes nothing it has not finished; ending at once loses nothing.
+            Glibc.signal(signal) { _ in _exit(0) }
+        }
         guard let input = LineReader(descriptor: 0) else { return 1 }
         while let line = input.next() {
-            for text in session.handle(line: line) {
-                output.append(contentsOf: text.utf8)
-                output.append(0x0A)
-            }
             // One write per request keeps a driver that waits for the reply from waiting
             // on a buffer, without a system call per line.
-            guard writeAll(output, to: 1) else { return 1 }
-            output.removeAll(keepingCapacity: true)
+            guard world.withLock({ writeLines($0.handle(line: line)) }) else { return 1 }
         }
+        door?.stop()
         return 0
     }
+}
+
+/// Writes lines to standard output in one write; false when the reader went away.
+func writeLines(_ lines: [String]) -> Bool {
+    guard !lines.isEmpty else { return true }
+    var output = [UInt8]()
+    output.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
+    for line in lines {
+        output.append(contentsOf: line.utf8)
+        output.append(0x0A)
+    }
+    return writeAll(output, to: 1)
 }
 
 /// Reads lines of any length from a C stream (a 10 MB line is read whole, then

@@ -18,7 +18,7 @@ let usage = """
 
 /// Each command's help text and what it runs with the rest of the arguments.
 let commands: [String: (help: String, run: ([String]) -> Int32)] = [
-    "serve": (Serve.help, { _ in Serve.run() }),
+    "serve": (Serve.help, Serve.run),
     "test": (ScenarioCommands.testHelp, ScenarioCommands.test),
     "run": (ScenarioCommands.runHelp, ScenarioCommands.run),
     "ca": (CACommand.help, CACommand.run),

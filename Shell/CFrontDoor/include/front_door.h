@@ -1,0 +1,50 @@
+#ifndef CX_FRONT_DOOR_H
+#define CX_FRONT_DOOR_H
+
+/* The front door's transport: one listening port that takes TLS (ALPN h2) and
+   clear-text HTTP/2 with prior knowledge, and hands each complete request to a
+   handler. It knows no service: bytes → TLS (OpenSSL) → HTTP/2 frames (nghttp2) →
+   requests. One thread runs every connection; the handler runs on it. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cx_http_header {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} cx_http_header;
+
+/* One complete request. Pointers are valid during the handler call only. HTTP/2
+   pseudo-headers (:method, :path, :authority, :scheme) come first, as sent; names are
+   lowercase. `server_name` is the TLS SNI (NULL in clear text or without SNI). */
+typedef struct cx_http_request {
+    const char *server_name;
+    bool tls;
+    const cx_http_header *headers;
+    size_t header_count;
+    const unsigned char *body;
+    size_t body_len;
+} cx_http_request;
+
+/* The handler fills the answer: a status, headers (copied) and a body (copied). */
+typedef struct cx_http_answer cx_http_answer;
+void cx_http_answer_set(cx_http_answer *answer, int status, const cx_http_header *headers, size_t header_count,
+                        const unsigned char *body, size_t body_len);
+
+typedef void (*cx_http_handler)(void *context, const cx_http_request *request, cx_http_answer *answer);
+
+typedef struct cx_front_door cx_front_door;
+
+/* Listens on `address` (an IPv4 or IPv6 literal) and `port` (0: any free one), with
+   the certificate chain and key in PEM files, and serves on a thread of its own.
+   Returns 0 with *out and *bound_port set, or -1 with a sentence in `error`. */
+int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
+                        cx_http_handler handler, void *context, cx_front_door **out, int *bound_port, char *error,
+                        size_t error_size);
+
+/* Closes every connection and the port, and joins the thread. */
+void cx_front_door_stop(cx_front_door *door);
+
+#endif

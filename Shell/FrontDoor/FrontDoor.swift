@@ -1,0 +1,92 @@
+import CFrontDoor
+import HTTPMessage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The network front door (front-door.md): one port that takes TLS (ALPN `h2`) and
+/// clear-text HTTP/2, and hands every complete request to `handler` on its own thread,
+/// one at a time. It knows no service. Built so far: HTTP/2 over TLS and h2c; HTTP/1.1
+/// is answered 505, and the CONNECT proxy is not built yet.
+public final class FrontDoor: @unchecked Sendable {
+    /// The C transport's handle; set once in `init`, released once in `stop`.
+    private var door: OpaquePointer?
+    private let box: Unmanaged<HandlerBox>
+    /// The port it listens on (the one chosen when 0 was asked for).
+    public let port: Int
+
+    final class HandlerBox {
+        let handler: @Sendable (HTTPRequest) -> HTTPResponse
+        init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handler = handler }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Listens on `address` (an IPv4 or IPv6 literal) and `port` with `ca`'s server
+    /// certificate, and serves until `stop`.
+    public init(
+        address: String, port: Int, ca: TestCA, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(Failure) {
+        box = Unmanaged.passRetained(HandlerBox(handler))
+        var door: OpaquePointer?
+        var bound: Int32 = 0
+        var error = [CChar](repeating: 0, count: 256)
+        let status = cx_front_door_start(
+            address, Int32(port), ca.serverCertificate, ca.serverKey, frontDoorHandler, box.toOpaque(), &door, &bound,
+            &error, error.count)
+        guard status == 0 else {
+            box.release()
+            let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            throw Failure(description: String(decoding: text, as: UTF8.self))
+        }
+        self.door = door
+        self.port = Int(bound)
+    }
+
+    /// Closes every connection and the port.
+    public func stop() {
+        guard let door else { return }
+        cx_front_door_stop(door)
+        self.door = nil
+        box.release()
+    }
+
+    deinit { stop() }
+}
+
+/// The C transport's handler: the request as Swift values, the answer back as C.
+private func frontDoorHandler(
+    _ context: UnsafeMutableRawPointer?, _ request: UnsafePointer<cx_http_request>?, _ answer: OpaquePointer?
+) {
+    guard let context, let request = request?.pointee, let answer else { return }
+    let box = Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue()
+    func text(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> String {
+        guard let pointer else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+    }
+    let headers = (0..<request.header_count).map { index in
+        let header = request.headers[index]
+        return (name: text(header.name, header.name_len), value: text(header.value, header.value_len))
+    }
+    let body = request.body.map { Array(UnsafeBufferPointer(start: $0, count: request.body_len)) } ?? []
+    let response = box.handler(
+        HTTPRequest(
+            headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) },
+            tls: request.tls))
+    // The C side copies every byte before this returns; these copies live until then.
+    let names = response.headers.map { strdup($0.name) }
+    let values = response.headers.map { strdup($0.value) }
+    defer {
+        for pointer in names + values { free(pointer) }
+    }
+    let cHeaders = zip(names, values).map { name, value in
+        cx_http_header(
+            name: name, name_len: name.map { strlen($0) } ?? 0, value: value, value_len: value.map { strlen($0) } ?? 0)
+    }
+    response.body.withUnsafeBufferPointer { body in
+        cx_http_answer_set(answer, Int32(response.status), cHeaders, cHeaders.count, body.baseAddress, body.count)
+    }
+}

@@ -1,0 +1,46 @@
+/// One HTTP request as the front door's transport hands it to a service: what was
+/// sent, nothing about the socket it came on. HTTP/2 pseudo-headers (`:method`,
+/// `:path`, `:authority`, `:scheme`) come first, as sent; names are lowercase.
+public struct HTTPRequest: Sendable {
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// The TLS server name (SNI), if the client sent one.
+    public var serverName: String?
+    public var tls: Bool
+
+    public init(headers: [(name: String, value: String)], body: [UInt8], serverName: String?, tls: Bool) {
+        self.headers = headers
+        self.body = body
+        self.serverName = serverName
+        self.tls = tls
+    }
+
+    /// The first value of `name`.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    public var method: String? { header(":method") }
+    public var path: String? { header(":path") }
+
+    /// The host the request is for, without a port: `:authority` (or `host`), else the
+    /// TLS server name.
+    public var host: String? {
+        guard let authority = header(":authority") ?? header("host") ?? serverName else { return nil }
+        if authority.hasPrefix("[") { return String(authority.dropFirst().prefix { $0 != "]" }) }
+        return String(authority.prefix { $0 != ":" }).lowercased()
+    }
+}
+
+/// A service's answer.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import OrderedJSON
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The front door as a backend sees it: a real `cxshell serve --listen` on a free
+/// loopback port, and curl (HTTP/2 over TLS with the shell's CA, h2c, HTTP/1.1) as the
+/// client. The line protocol drives the world on the same process.
+@Suite(.serialized) struct FrontDoorTests {
+    /// A running `cxshell serve --listen 127.0.0.1:0`, its input and its output lines.
+    final class Shell {
+        let process = Process()
+        let input = Pipe()
+        let output = Pipe()
+        var pending = [UInt8]()
+        let port: Int
+        let ca: String
+        let directory = NSTemporaryDirectory() + "cxshell-front-door-\(UUID().uuidString)"
+
+        init() throws {
+            process.executableURL = ServeProcessTests.executable
+            process.arguments = ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory + "/ca"]
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            let first = try JSON.parse(text: Self.readLine(output, &pending))
+            let address = try #require(first["listening"]?["address"]?.stringValue)
+            port = try #require(Int(address.split(separator: ":").last ?? ""))
+            ca = try #require(first["listening"]?["ca"]?.stringValue)
+        }
+
+        /// Sends one protocol line and returns its output, through its reply.
+        func send(_ line: String) throws -> [String] {
+            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+            var lines: [String] = []
+            repeat { lines.append(try Self.readLine(output, &pending)) } while !lines.last!.hasPrefix(#"{"reply""#)
+            return lines
+        }
+
+        /// The lines already written, without waiting for more.
+        func linesWritten() -> [String] {
+            let descriptor = output.fileHandleForReading.fileDescriptor
+            let flags = fcntl(descriptor, F_GETFL)
+            _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+            defer { _ = fcntl(descriptor, F_SETFL, flags) }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(descriptor, &chunk, chunk.count)
+                if count <= 0 { break }
+                pending += chunk[..<count]
+            }
+            var lines: [String] = []
+            while let newline = pending.firstIndex(of: 0x0A) {
+                lines.append(String(decoding: pending[..<newline], as: UTF8.self))
+                pending.removeSubrange(...newline)
+            }
+            return lines
+        }
+
+        static func readLine(_ pipe: Pipe, _ pending: inout [UInt8]) throws -> String {
+            while true {
+                if let newline = pending.firstIndex(of: 0x0A) {
+                    defer { pending.removeSubrange(...newline) }
+                    return String(decoding: pending[..<newline], as: UTF8.self)
+                }
+                let data = pipe.fileHandleForReading.availableData
+                guard !data.isEmpty else { throw EndOfOutput() }
+                pending += data
+            }
+        }
+
+        struct EndOfOutput: Error {}
+
+        /// Runs curl with `arguments`; its output (headers and body, with -i).
+        func curl(_ arguments: [String]) throws -> String {
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = ["curl", "-s", "-i"] + arguments
+            let pipe = Pipe()
+            curl.standardOutput = pipe
+            try curl.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            curl.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+
+        func stop() -> Int32 {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: directory)
+            return process.terminationStatus
+        }
+    }
+
+    /// An iOS device with the app running, registered and subscribed; its token.
+    func iosDevice(_ shell: Shell, environment: String = "production") throws -> String {
+        _ = try shell.send(#"{"op":"device","platform":"ios","apns_environment":"\#(environment)"}"#)
+        _ = try shell.send(#"{"op":"launch"}"#)
+        let reply = try #require(try shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#).last)
+        let output = try #require(try JSON.parse(text: reply)["output"]?.stringValue)
+        _ = try shell.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events","input":""}"#)
+        return try #require(try JSON.parse(text: output)["token"]?.stringValue)
+    }
+
+    @Test func anAPNsPushOverTLSReachesTheCoreBeforeItsAnswer() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell)
+        let answer = try shell.curl([
+            "--http2", "--cacert", shell.ca, "--resolve", "api.push.apple.com:\(shell.port):127.0.0.1",
+            "-H", "apns-topic: com.example.app", "-H", "apns-id: 11111111-2222-3333-4444-555555555555",
+            "-d", #"{"aps":{"alert":"over h2"},"n":1.50}"#,
+            "https://api.push.apple.com:\(shell.port)/3/device/\(token)",
+        ])
+        #expect(answer.hasPrefix("HTTP/2 200"), "\(answer)")
+        #expect(answer.lowercased().contains("apns-id: 11111111-2222-3333-4444-555555555555"))
+        // Written before the answer was sent: there without waiting.
+        let lines = shell.linesWritten()
+        #expect(
+            lines == [
+                #"{"delivery":"push","device":"d1","ok":true,"output":"{\"n\":1.50,\"body\":\"over h2\",\"mobiler_push\":\"received\"}"}"#,
+                #"{"network":"apns","status":200,"device":"d1","apns-id":"11111111-2222-3333-4444-555555555555","effect":"delivered as received (willPresent) to 1 subscriber and shown in the tray as t1","tray_id":"t1"}"#,
+            ])
+        #expect(shell.stop() == 0)
+    }
+
+    @Test func refusalsAreApplesAndTheHostNamesTheEnvironment() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell, environment: "development")
+        func push(_ host: String, _ token: String) throws -> String {
+            try shell.curl([
+                "--http2", "--cacert", shell.ca, "--resolve", "\(host):\(shell.port):127.0.0.1",
+                "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"x"}}"#,
+                "https://\(host):\(shell.port)/3/device/\(token)",
+            ])
+        }
+        // A development token sent to the production host.
+        let production = try push("api.push.apple.com", token)
+        #expect(production.hasPrefix("HTTP/2 400") && production.hasSuffix(#"{"reason":"BadDeviceToken"}"#))
+        #expect(production.lowercased().contains("content-type: application/json"))
+        let development = try push("api.sandbox.push.apple.com", token)
+        #expect(development.hasPrefix("HTTP/2 200") && development.lowercased().contains("apns-unique-id: "))
+        // A header sent twice.
+        let twice = try shell.curl([
+            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H", "apns-topic: com.example.app",
+            "-d", #"{"aps":{}}"#, "http://127.0.0.1:\(shell.port)/3/device/\(token)",
+        ])
+        #expect(twice.hasPrefix("HTTP/2 400") && twice.hasSuffix(#"{"reason":"DuplicateHeaders"}"#), "\(twice)")
+        var reports = shell.linesWritten()
+        // A retired token: 410 with its time.
+        _ = try shell.send(#"{"op":"uninstall"}"#)
+        let retired = try push("api.development.push.apple.com", token)
+        #expect(retired.hasPrefix("HTTP/2 410") && retired.contains(#""reason":"Unregistered","timestamp":"#))
+        reports += shell.linesWritten()
+        // One report line for each request; one delivery, for the one accepted.
+        #expect(reports.filter { $0.hasPrefix(#"{"network":"apns""#) }.count == 4, "\(reports)")
+        #expect(reports.filter { $0.hasPrefix(#"{"delivery""#) }.count == 1, "\(reports)")
+        #expect(shell.stop() == 0)
+    }
+
+    @Test func clearTextHTTP2AndWhatIsNotServed() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell)
+        let h2c = try shell.curl([
+            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"h2c"}}"#,
+            "http://127.0.0.1:\(shell.port)/3/device/\(token)",
+        ])
+        #expect(h2c.hasPrefix("HTTP/2 200"))
+        // APNs is HTTP/2 only.
+        let http1 = try shell.curl(["--http1.1", "-d", "{}", "http://127.0.0.1:\(shell.port)/3/device/\(token)"])
+        #expect(http1.hasPrefix("HTTP/1.1 505"))
+        let unknown = try shell.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(shell.port)/nothing"])
+        #expect(unknown.hasPrefix("HTTP/2 404"))
+        let fcm = try shell.curl([
+            "--http2-prior-knowledge", "-d", "{}", "http://127.0.0.1:\(shell.port)/v1/projects/p/messages:send",
+        ])
+        #expect(fcm.hasPrefix("HTTP/2 501"))
+        // The line protocol goes on serving.
+        #expect(try shell.send(#"{"op":"state"}"#).last?.contains(#""ok":true"#) == true)
+        #expect(shell.stop() == 0)
+    }
+}
