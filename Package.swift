@@ -36,6 +36,8 @@ let package = Package(
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        // http-parser from the system (Debian: libhttp-parser-dev; it ships no .pc file).
+        .systemLibrary(name: "CHTTPParser", path: "Sources/CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
@@ -57,7 +59,10 @@ let package = Package(
             path: "Shell/ShellKit"),
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
         .target(name: "HTTPMessage", path: "Shell/HTTPMessage"),
-        .target(name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2"], path: "Shell/CFrontDoor"),
+        .target(
+            name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2", "CHTTPParser"], path: "Shell/CFrontDoor",
+            // http-parser has no .pc file, and a C target does not autolink its module map.
+            linkerSettings: [.linkedLibrary("http_parser")]),
         .target(name: "FrontDoor", dependencies: ["CTestCA", "CFrontDoor", "HTTPMessage"], path: "Shell/FrontDoor"),
         .executableTarget(name: "cxshell", dependencies: ["ShellKit", "FrontDoor"], path: "Shell/cxshell"),
         .executableTarget(

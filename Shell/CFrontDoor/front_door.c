@@ -6,6 +6,7 @@
 #include "front_door.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <http_parser.h>
 #include <nghttp2/nghttp2.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -25,6 +27,7 @@ enum {
     MAX_HEADER_BYTES = 64 * 1024,
     MAX_BODY_BYTES = 1 << 20,
     MAX_STREAMS = 1000,
+    MAX_CONNECT_BYTES = 8192,
     CHUNK = 16384,
 };
 
@@ -100,14 +103,21 @@ typedef struct stream {
     size_t sent;
 } stream;
 
+/* What runs inside the (clear or TLS) byte stream, once the first bytes told. */
+typedef enum { APP_UNDECIDED, APP_HTTP2, APP_HTTP1 } app_protocol;
+
 typedef struct connection {
     int fd;
     cx_front_door *door;
     bool decided, tls, closing;
     SSL *ssl;
     BIO *rbio, *wbio;
+    app_protocol app;
     nghttp2_session *h2;
-    buffer in, out;
+    http_parser h1;
+    stream *h1_request; /* the HTTP/1.1 request being read */
+    bool h1_field_last; /* the last header callback was a name (a value follows) */
+    buffer in, app_in, out;
     char server_name[256];
 } connection;
 
@@ -115,6 +125,7 @@ struct cx_front_door {
     int listen_fd;
     int wake[2];
     pthread_t thread;
+    cx_tunnel_filter tunnel_filter;
     bool stopping; /* set once, by cx_front_door_stop, before it wakes the loop */
     SSL_CTX *ctx;
     cx_http_handler handler;
@@ -156,6 +167,7 @@ static void dispatch(connection *c, stream *s) {
         cx_http_request request = {
             .server_name = c->server_name[0] ? c->server_name : NULL,
             .tls = c->tls,
+            .http2 = c->app == APP_HTTP2,
             .headers = s->headers,
             .header_count = s->header_count,
             .body = s->body.data,
@@ -164,6 +176,9 @@ static void dispatch(connection *c, stream *s) {
         c->door->handler(c->door->context, &request, &s->answer);
         if (!s->answer.status) cx_http_answer_set(&s->answer, 500, NULL, 0, NULL, 0);
     }
+}
+
+static void respond_http2(connection *c, stream *s) {
     char status[4];
     snprintf(status, sizeof status, "%03d", s->answer.status % 1000);
     size_t count = s->answer.header_count + 1;
@@ -178,6 +193,21 @@ static void dispatch(connection *c, stream *s) {
     nghttp2_data_provider provider = {.source.ptr = s, .read_callback = read_answer_body};
     nghttp2_submit_response(c->h2, s->id, nva, count, s->answer.body.len ? &provider : NULL);
     free(nva);
+}
+
+static int add_header(stream *s, const char *name, size_t name_len, const char *value, size_t value_len) {
+    s->header_bytes += name_len + value_len + 32;
+    if (s->header_bytes > MAX_HEADER_BYTES) return -1;
+    if (s->header_count == s->header_cap) {
+        size_t cap = s->header_cap ? s->header_cap * 2 : 16;
+        cx_http_header *headers = realloc(s->headers, cap * sizeof *headers);
+        if (!headers) return -1;
+        s->headers = headers;
+        s->header_cap = cap;
+    }
+    s->headers[s->header_count++] = (cx_http_header){strndup(name, name_len), name_len, strndup(value, value_len),
+                                                     value_len};
+    return 0;
 }
 
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data) {
@@ -195,17 +225,8 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
     (void)flags, (void)user_data;
     stream *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
     if (!s) return 0;
-    s->header_bytes += name_len + value_len + 32;
-    if (s->header_bytes > MAX_HEADER_BYTES) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* resets the stream */
-    if (s->header_count == s->header_cap) {
-        size_t cap = s->header_cap ? s->header_cap * 2 : 16;
-        cx_http_header *headers = realloc(s->headers, cap * sizeof *headers);
-        if (!headers) return NGHTTP2_ERR_CALLBACK_FAILURE;
-        s->headers = headers;
-        s->header_cap = cap;
-    }
-    s->headers[s->header_count++] = (cx_http_header){
-        strndup((const char *)name, name_len), name_len, strndup((const char *)value, value_len), value_len};
+    if (add_header(s, (const char *)name, name_len, (const char *)value, value_len) != 0)
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* resets the stream */
     return 0;
 }
 
@@ -224,7 +245,10 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
     if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
         (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
         stream *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
-        if (s) dispatch(c, s);
+        if (s) {
+            dispatch(c, s);
+            respond_http2(c, s);
+        }
     }
     return 0;
 }
@@ -289,18 +313,191 @@ static void receive_http2(connection *c, const unsigned char *data, size_t len) 
     flush_http2(c);
 }
 
-/* HTTP/1.1 is not served yet: a clear answer, then the connection closes. */
-static void refuse_http1(connection *c) {
-    static const char answer[] =
-        "HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Type: text/plain\r\nContent-Length: 45\r\n"
-        "Connection: close\r\n\r\nthis front door serves HTTP/2 only, for now\r\n";
+/* Bytes for the peer: through TLS when the connection has it. */
+static void send_plain(connection *c, const void *data, size_t len) {
     if (c->tls) {
-        SSL_write(c->ssl, answer, (int)(sizeof answer - 1));
+        SSL_write(c->ssl, data, (int)len);
         drain_tls(c);
     } else {
-        buffer_append(&c->out, answer, sizeof answer - 1);
+        buffer_append(&c->out, data, len);
     }
-    c->closing = true;
+}
+
+static const char *reason_phrase(int status) {
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 410: return "Gone";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Status";
+    }
+}
+
+/* An HTTP/1.1 answer; `close` ends the connection after it. */
+static void send_http1(connection *c, int status, const cx_http_header *headers, size_t count, const buffer *body,
+                       bool close) {
+    buffer text = {0};
+    char line[256];
+    int n = snprintf(line, sizeof line, "HTTP/1.1 %03d %s\r\n", status, reason_phrase(status));
+    buffer_append(&text, line, (size_t)n);
+    for (size_t i = 0; i < count; i++) {
+        buffer_append(&text, headers[i].name, headers[i].name_len);
+        buffer_append(&text, ": ", 2);
+        buffer_append(&text, headers[i].value, headers[i].value_len);
+        buffer_append(&text, "\r\n", 2);
+    }
+    n = snprintf(line, sizeof line, "content-length: %zu\r\n%s\r\n", body ? body->len : 0,
+                 close ? "connection: close\r\n" : "");
+    buffer_append(&text, line, (size_t)n);
+    if (body && body->len) buffer_append(&text, body->data, body->len);
+    send_plain(c, text.data, text.len);
+    buffer_free(&text);
+    if (close) c->closing = true;
+}
+
+static stream *h1_request(connection *c) {
+    if (!c->h1_request) c->h1_request = calloc(1, sizeof(stream));
+    return c->h1_request;
+}
+
+/* Extends the last header's name or value with a piece http-parser handed over. */
+static int extend(const char **text, size_t *len, const char *at, size_t more) {
+    char *joined = realloc((char *)*text, *len + more + 1);
+    if (!joined) return -1;
+    memcpy(joined + *len, at, more);
+    joined[*len + more] = 0;
+    *text = joined;
+    *len += more;
+    return 0;
+}
+
+static int on_h1_url(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = h1_request(c);
+    if (!s) return -1;
+    if (s->header_count && strcmp(s->headers[s->header_count - 1].name, ":path") == 0) {
+        cx_http_header *h = &s->headers[s->header_count - 1];
+        return extend(&h->value, &h->value_len, at, len);
+    }
+    const char *method = http_method_str((enum http_method)parser->method);
+    if (add_header(s, ":method", 7, method, strlen(method)) != 0) return -1;
+    return add_header(s, ":path", 5, at, len);
+}
+
+static int on_h1_header_field(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = h1_request(c);
+    if (!s) return -1;
+    if (c->h1_field_last && s->header_count) {
+        cx_http_header *h = &s->headers[s->header_count - 1];
+        if (extend(&h->name, &h->name_len, at, len) != 0) return -1;
+    } else if (add_header(s, at, len, "", 0) != 0) {
+        return -1;
+    }
+    cx_http_header *h = &s->headers[s->header_count - 1];
+    for (size_t i = 0; i < h->name_len; i++) ((char *)h->name)[i] = (char)tolower((unsigned char)h->name[i]);
+    c->h1_field_last = true;
+    s->header_bytes += len;
+    return s->header_bytes > MAX_HEADER_BYTES ? -1 : 0;
+}
+
+static int on_h1_header_value(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = h1_request(c);
+    if (!s || !s->header_count) return -1;
+    cx_http_header *h = &s->headers[s->header_count - 1];
+    if (extend(&h->value, &h->value_len, at, len) != 0) return -1;
+    s->header_bytes += len;
+    c->h1_field_last = false;
+    return s->header_bytes > MAX_HEADER_BYTES ? -1 : 0;
+}
+
+static int on_h1_body(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = h1_request(c);
+    if (!s) return -1;
+    if (s->body.len + len > MAX_BODY_BYTES) {
+        s->too_large = true;
+        return -1;
+    }
+    return buffer_append(&s->body, at, len);
+}
+
+static int on_h1_message_complete(http_parser *parser) {
+    connection *c = parser->data;
+    stream *s = h1_request(c);
+    if (!s) return -1;
+    for (size_t i = 0; i < s->header_count; i++) { /* HTTP/2's :authority, from Host */
+        if (strcmp(s->headers[i].name, "host") == 0) {
+            add_header(s, ":authority", 10, s->headers[i].value, s->headers[i].value_len);
+            break;
+        }
+    }
+    dispatch(c, s);
+    send_http1(c, s->answer.status, s->answer.headers, s->answer.header_count, &s->answer.body,
+               !http_should_keep_alive(parser));
+    stream_free(s);
+    c->h1_request = NULL;
+    c->h1_field_last = false;
+    return 0;
+}
+
+static const http_parser_settings h1_settings = {
+    .on_url = on_h1_url,
+    .on_header_field = on_h1_header_field,
+    .on_header_value = on_h1_header_value,
+    .on_body = on_h1_body,
+    .on_message_complete = on_h1_message_complete,
+};
+
+static void receive_http1(connection *c, const unsigned char *data, size_t len) {
+    size_t parsed = http_parser_execute(&c->h1, &h1_settings, (const char *)data, len);
+    if (c->closing) return;
+    if (c->h1.upgrade) { /* no upgrades (h2c's included): HTTP/2 in clear text needs prior knowledge */
+        send_http1(c, 400, NULL, 0, NULL, true);
+    } else if (parsed != len || HTTP_PARSER_ERRNO(&c->h1) != HPE_OK) {
+        bool large = c->h1_request && c->h1_request->too_large;
+        bool headers = c->h1_request && c->h1_request->header_bytes > MAX_HEADER_BYTES;
+        send_http1(c, large ? 413 : headers ? 431 : 400, NULL, 0, NULL, true);
+    }
+}
+
+/* The application protocol inside the byte stream: TLS's ALPN decides; without it
+   (and in clear text) the HTTP/2 connection preface does. */
+static void receive_app(connection *c, const unsigned char *data, size_t len) {
+    if (c->app == APP_UNDECIDED) {
+        const unsigned char *alpn = NULL;
+        unsigned int alpn_len = 0;
+        if (c->tls) SSL_get0_alpn_selected(c->ssl, &alpn, &alpn_len);
+        if (alpn_len == 2 && memcmp(alpn, "h2", 2) == 0) {
+            c->app = APP_HTTP2;
+        } else if (alpn_len == 8 && memcmp(alpn, "http/1.1", 8) == 0) {
+            c->app = APP_HTTP1;
+        } else {
+            buffer_append(&c->app_in, data, len);
+            size_t compared = c->app_in.len < PREFACE_LEN ? c->app_in.len : PREFACE_LEN;
+            bool preface = memcmp(c->app_in.data, PREFACE, compared) == 0;
+            if (preface && c->app_in.len < PREFACE_LEN) return; /* a prefix of the preface so far */
+            c->app = preface ? APP_HTTP2 : APP_HTTP1;
+            data = c->app_in.data;
+            len = c->app_in.len;
+        }
+        if (c->app == APP_HTTP1) {
+            http_parser_init(&c->h1, HTTP_REQUEST);
+            c->h1.data = c;
+        }
+    }
+    if (c->app == APP_HTTP2) receive_http2(c, data, len);
+    else receive_http1(c, data, len);
+    if (c->app_in.len) buffer_consume(&c->app_in, c->app_in.len);
 }
 
 static void receive_tls(connection *c, const unsigned char *data, size_t len) {
@@ -313,59 +510,109 @@ static void receive_tls(connection *c, const unsigned char *data, size_t len) {
             if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) c->closing = true;
             break;
         }
-        if (!c->server_name[0]) {
-            const char *sni = SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name);
-            if (sni) snprintf(c->server_name, sizeof c->server_name, "%s", sni);
-        }
-        const unsigned char *alpn;
-        unsigned int alpn_len;
-        SSL_get0_alpn_selected(c->ssl, &alpn, &alpn_len);
-        if (alpn_len == 8 && memcmp(alpn, "http/1.1", 8) == 0) {
-            refuse_http1(c);
-            break;
-        }
-        receive_http2(c, plain, (size_t)n); /* h2, or no ALPN: the preface decides in nghttp2 */
+        const char *sni = SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name);
+        if (sni) snprintf(c->server_name, sizeof c->server_name, "%s", sni);
+        receive_app(c, plain, (size_t)n);
         if (c->closing) break;
     }
     drain_tls(c);
 }
 
+static void start_tls(connection *c) {
+    c->tls = true;
+    c->ssl = SSL_new(c->door->ctx);
+    c->rbio = BIO_new(BIO_s_mem());
+    c->wbio = BIO_new(BIO_s_mem());
+    if (!c->ssl || !c->rbio || !c->wbio) {
+        c->closing = true;
+        return;
+    }
+    SSL_set_bio(c->ssl, c->rbio, c->wbio);
+    SSL_set_accept_state(c->ssl);
+}
+
+static void refuse_raw(connection *c, const char *answer) {
+    buffer_append(&c->out, answer, strlen(answer));
+    c->closing = true;
+}
+
+/* `CONNECT host:port HTTP/1.x` and its headers, ending at `end`: 200 and a tunnel for
+   an allowed host (what follows is sniffed again, usually TLS), 403 for another host,
+   400 for anything malformed. */
+static void handle_connect(connection *c, size_t end) {
+    const char *target = (const char *)c->in.data + 8;
+    const char *line_end = memchr(target, '\r', end - 8);
+    const char *space = line_end ? memchr(target, ' ', (size_t)(line_end - target)) : NULL;
+    const char *colon = space ? memrchr(target, ':', (size_t)(space - target)) : NULL;
+    char host[256] = "";
+    long port = 0;
+    bool well_formed = space && colon && colon > target && (size_t)(colon - target) < sizeof host &&
+                       line_end - space == 9 &&
+                       (memcmp(space + 1, "HTTP/1.1", 8) == 0 || memcmp(space + 1, "HTTP/1.0", 8) == 0) &&
+                       colon + 1 < space && space - colon <= 6;
+    for (const char *p = well_formed ? colon + 1 : space; well_formed && p < space; p++) {
+        if (*p < '0' || *p > '9') well_formed = false;
+        else port = port * 10 + (*p - '0');
+    }
+    if (well_formed) {
+        size_t host_len = (size_t)(colon - target);
+        if (host_len >= 2 && target[0] == '[' && target[host_len - 1] == ']') { /* [::1]:443 */
+            target++;
+            host_len -= 2;
+        }
+        memcpy(host, target, host_len);
+        host[host_len] = 0;
+        for (char *p = host; *p; p++) *p = (char)tolower((unsigned char)*p);
+    }
+    if (!well_formed || port < 1 || port > 65535 || !host[0]) {
+        refuse_raw(c, "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        return;
+    }
+    if (!c->door->tunnel_filter(c->door->context, host)) {
+        refuse_raw(c, "HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        return;
+    }
+    static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+    buffer_append(&c->out, established, sizeof established - 1);
+    snprintf(c->server_name, sizeof c->server_name, "%s", host);
+    buffer_consume(&c->in, end);
+}
+
 static void receive(connection *c, const unsigned char *data, size_t len) {
     if (c->decided) {
         if (c->tls) receive_tls(c, data, len);
-        else receive_http2(c, data, len);
+        else receive_app(c, data, len);
         return;
     }
     buffer_append(&c->in, data, len);
-    if (c->in.data[0] == 0x16) { /* a TLS handshake record */
-        c->decided = c->tls = true;
-        c->ssl = SSL_new(c->door->ctx);
-        c->rbio = BIO_new(BIO_s_mem());
-        c->wbio = BIO_new(BIO_s_mem());
-        if (!c->ssl || !c->rbio || !c->wbio) {
-            c->closing = true;
-            return;
+    while (!c->decided && c->in.len && !c->closing) {
+        size_t prefix = c->in.len < 8 ? c->in.len : 8;
+        if (memcmp(c->in.data, "CONNECT ", prefix) == 0) {
+            unsigned char *end = memmem(c->in.data, c->in.len, "\r\n\r\n", 4);
+            if (!end) {
+                if (c->in.len > MAX_CONNECT_BYTES)
+                    refuse_raw(c, "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n"
+                                  "connection: close\r\n\r\n");
+                return;
+            }
+            handle_connect(c, (size_t)(end - c->in.data) + 4);
+            continue;
         }
-        SSL_set_bio(c->ssl, c->rbio, c->wbio);
-        SSL_set_accept_state(c->ssl);
-        receive_tls(c, c->in.data, c->in.len);
-        buffer_consume(&c->in, c->in.len);
-        return;
-    }
-    size_t compared = c->in.len < PREFACE_LEN ? c->in.len : PREFACE_LEN;
-    if (memcmp(c->in.data, PREFACE, compared) != 0) {
         c->decided = true;
-        refuse_http1(c);
-        return;
+        if (c->in.data[0] == 0x16) { /* a TLS handshake record */
+            start_tls(c);
+            if (!c->closing) receive_tls(c, c->in.data, c->in.len);
+        } else {
+            receive_app(c, c->in.data, c->in.len);
+        }
+        buffer_consume(&c->in, c->in.len);
     }
-    if (c->in.len < PREFACE_LEN) return; /* a prefix of the preface so far */
-    c->decided = true;
-    receive_http2(c, c->in.data, c->in.len);
-    buffer_consume(&c->in, c->in.len);
 }
 
 static void connection_close(connection *c) {
     if (c->h2) nghttp2_session_del(c->h2); /* closes its streams, which frees them */
+    if (c->h1_request) stream_free(c->h1_request);
+    buffer_free(&c->app_in);
     if (c->ssl) SSL_free(c->ssl);           /* frees both BIOs */
     buffer_free(&c->in);
     buffer_free(&c->out);
@@ -450,8 +697,8 @@ static void *run(void *argument) {
 }
 
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
-                        cx_http_handler handler, void *context, cx_front_door **out, int *bound_port, char *error,
-                        size_t error_size) {
+                        cx_http_handler handler, cx_tunnel_filter tunnel_filter, void *context, cx_front_door **out,
+                        int *bound_port, char *error, size_t error_size) {
     struct sockaddr_storage storage = {0};
     socklen_t length;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
@@ -474,6 +721,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         return -1;
     }
     door->handler = handler;
+    door->tunnel_filter = tunnel_filter;
     door->context = context;
     door->ctx = SSL_CTX_new(TLS_server_method());
     if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||

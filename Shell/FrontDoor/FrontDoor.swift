@@ -5,10 +5,10 @@ import HTTPMessage
     import Glibc
 #endif
 
-/// The network front door (front-door.md): one port that takes TLS (ALPN `h2`) and
-/// clear-text HTTP/2, and hands every complete request to `handler` on its own thread,
-/// one at a time. It knows no service. Built so far: HTTP/2 over TLS and h2c; HTTP/1.1
-/// is answered 505, and the CONNECT proxy is not built yet.
+/// The network front door's transport (front-door.md): one port that takes an HTTPS
+/// proxy's CONNECT (to `tunnelHosts` only; 403 for others), TLS with ALPN `h2` and
+/// `http/1.1`, and clear-text HTTP/2 (prior knowledge) and HTTP/1.1, and hands every
+/// complete request to `handler` on its own thread, one at a time. It knows no service.
 public final class FrontDoor: @unchecked Sendable {
     /// The C transport's handle; set once in `init`, released once in `stop`.
     private var door: OpaquePointer?
@@ -18,7 +18,14 @@ public final class FrontDoor: @unchecked Sendable {
 
     final class HandlerBox {
         let handler: @Sendable (HTTPRequest) -> HTTPResponse
-        init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handler = handler }
+        let tunnelHosts: @Sendable (String) -> Bool
+        init(
+            _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+            tunnelHosts: @escaping @Sendable (String) -> Bool
+        ) {
+            self.handler = handler
+            self.tunnelHosts = tunnelHosts
+        }
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -26,17 +33,19 @@ public final class FrontDoor: @unchecked Sendable {
     }
 
     /// Listens on `address` (an IPv4 or IPv6 literal) and `port` with `ca`'s server
-    /// certificate, and serves until `stop`.
+    /// certificate, and serves until `stop`. `tunnelHosts` says which hosts a CONNECT
+    /// may open a tunnel to.
     public init(
-        address: String, port: Int, ca: TestCA, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+        address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(Failure) {
-        box = Unmanaged.passRetained(HandlerBox(handler))
+        box = Unmanaged.passRetained(HandlerBox(handler, tunnelHosts: tunnelHosts))
         var door: OpaquePointer?
         var bound: Int32 = 0
         var error = [CChar](repeating: 0, count: 256)
         let status = cx_front_door_start(
-            address, Int32(port), ca.serverCertificate, ca.serverKey, frontDoorHandler, box.toOpaque(), &door, &bound,
-            &error, error.count)
+            address, Int32(port), ca.serverCertificate, ca.serverKey, frontDoorHandler, frontDoorTunnelFilter,
+            box.toOpaque(), &door, &bound, &error, error.count)
         guard status == 0 else {
             box.release()
             let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -57,6 +66,12 @@ public final class FrontDoor: @unchecked Sendable {
     deinit { stop() }
 }
 
+/// The C transport's CONNECT filter.
+private func frontDoorTunnelFilter(_ context: UnsafeMutableRawPointer?, _ host: UnsafePointer<CChar>?) -> Bool {
+    guard let context, let host else { return false }
+    return Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().tunnelHosts(String(cString: host))
+}
+
 /// The C transport's handler: the request as Swift values, the answer back as C.
 private func frontDoorHandler(
     _ context: UnsafeMutableRawPointer?, _ request: UnsafePointer<cx_http_request>?, _ answer: OpaquePointer?
@@ -75,7 +90,7 @@ private func frontDoorHandler(
     let response = box.handler(
         HTTPRequest(
             headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) },
-            tls: request.tls))
+            tls: request.tls, http2: request.http2))
     // The C side copies every byte before this returns; these copies live until then.
     let names = response.headers.map { strdup($0.name) }
     let values = response.headers.map { strdup($0.value) }

@@ -4,15 +4,20 @@
 public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
-    /// The TLS server name (SNI), if the client sent one.
+    /// The TLS server name (SNI), or the host a proxy's CONNECT opened the tunnel to.
     public var serverName: String?
     public var tls: Bool
+    /// HTTP/2 (else HTTP/1.1).
+    public var http2: Bool
 
-    public init(headers: [(name: String, value: String)], body: [UInt8], serverName: String?, tls: Bool) {
+    public init(
+        headers: [(name: String, value: String)], body: [UInt8], serverName: String?, tls: Bool, http2: Bool
+    ) {
         self.headers = headers
         self.body = body
         self.serverName = serverName
         self.tls = tls
+        self.http2 = http2
     }
 
     /// The first value of `name`.

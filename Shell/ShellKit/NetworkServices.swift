@@ -47,6 +47,11 @@ extension Session {
         "api.sandbox.push.apple.com": .development,
     ]
     static let serviceHosts: Set = ["fcm.googleapis.com", "oauth2.googleapis.com", "ps.pndsn.com"]
+
+    /// The hosts an HTTPS proxy's CONNECT may open a tunnel to: the services' own.
+    public static func isServiceHost(_ host: String) -> Bool {
+        apnsHosts[host] != nil || serviceHosts.contains(host) || host.hasSuffix(".pndsn.com")
+    }
     static let unbuiltPaths = ["/v1/projects/", "/token", "/publish/", "/v1/push/", "/v2/push/", "/webhooks/"]
 
     /// The services the front door does not serve yet answer so, rather than 404.
@@ -61,6 +66,13 @@ extension Session {
     /// APNs over HTTP/2. `environment` is the host's; for an unknown host, the one
     /// that issued the token, so no environment mismatch arises.
     func apns(_ request: HTTPRequest, environment: APNsEnvironment?) -> (JSONObject, HTTPResponse) {
+        guard request.http2 else {
+            let sentence = "APNs takes HTTP/2 only; this request came over HTTP/1.1"
+            return (
+                JSONObject([("network", "apns"), ("status", 505), ("effect", .string(sentence))]),
+                HTTPResponse(status: 505, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
+            )
+        }
         var headers: [String: String] = [:]
         var duplicate: String?
         for (name, value) in request.headers {

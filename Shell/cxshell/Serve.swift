@@ -16,7 +16,9 @@ enum Serve {
         Exits with status 0 at the end of input, or on SIGINT / SIGTERM.
 
         --listen ADDRESS:PORT also serves the network front door on that port (0: any
-        free one): APNs over HTTP/2, with TLS (ALPN h2) or in clear text (h2c). The first
+        free one): as an HTTPS proxy (CONNECT to the service hosts), over TLS (ALPN h2 and
+        http/1.1) and in clear text (HTTP/1.1, and HTTP/2 with prior knowledge); APNs is
+        served so far. The first
         output line then says where: {"listening":{"address":…,"ca":…}}. Each network
         request writes its deliveries and one {"network":…} report line before it is
         answered. --ca-dir DIR holds the test CA (default .cxshell/ca). The protocol:
@@ -48,7 +50,7 @@ enum Serve {
             let address = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             do {
                 let ca = try TestCA.ensure(in: caDirectory)
-                door = try FrontDoor(address: address, port: port, ca: ca) { request in
+                door = try FrontDoor(address: address, port: port, ca: ca, tunnelHosts: Session.isServiceHost) { request in
                     world.withLock { session in
                         let exchange = session.handle(network: request)
                         _ = writeLines(exchange.lines)

@@ -160,6 +160,23 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
+    /// A backend configured with nothing but a proxy and a CA bundle, as in production.
+    @Test func throughTheProxyToTheServiceHostsOnly() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell)
+        let proxy = "http://127.0.0.1:\(shell.port)"
+        let answer = try shell.curl([
+            "--proxy", proxy, "--http2", "--cacert", shell.ca, "-H", "apns-topic: com.example.app",
+            "-d", #"{"aps":{"alert":"via the proxy"}}"#, "https://api.push.apple.com/3/device/\(token)",
+        ])
+        #expect(answer.hasPrefix("HTTP/1.1 200 Connection established"), "\(answer)")
+        #expect(answer.contains("HTTP/2 200"))
+        #expect(shell.linesWritten().first?.contains(#"\"body\":\"via the proxy\""#) == true)
+        let elsewhere = try shell.curl(["--proxy", proxy, "--cacert", shell.ca, "https://example.com/"])
+        #expect(elsewhere.hasPrefix("HTTP/1.1 403"))
+        #expect(shell.stop() == 0)
+    }
+
     @Test func clearTextHTTP2AndWhatIsNotServed() throws {
         let shell = try Shell()
         let token = try iosDevice(shell)
@@ -168,9 +185,20 @@ import Testing
             "http://127.0.0.1:\(shell.port)/3/device/\(token)",
         ])
         #expect(h2c.hasPrefix("HTTP/2 200"))
-        // APNs is HTTP/2 only.
+        // APNs is HTTP/2 only, in clear text and over TLS (ALPN http/1.1).
         let http1 = try shell.curl(["--http1.1", "-d", "{}", "http://127.0.0.1:\(shell.port)/3/device/\(token)"])
         #expect(http1.hasPrefix("HTTP/1.1 505"))
+        let http1TLS = try shell.curl([
+            "--http1.1", "--cacert", shell.ca, "--resolve", "api.push.apple.com:\(shell.port):127.0.0.1", "-d", "{}",
+            "https://api.push.apple.com:\(shell.port)/3/device/\(token)",
+        ])
+        #expect(http1TLS.hasPrefix("HTTP/1.1 505"))
+        // HTTP/1.1 keeps the connection for the next request.
+        let twice = try shell.curl([
+            "--http1.1", "-w", "%{http_code} %{num_connects};", "-o", "/dev/null", "http://127.0.0.1:\(shell.port)/a",
+            "-o", "/dev/null", "http://127.0.0.1:\(shell.port)/b",
+        ])
+        #expect(twice.hasSuffix("404 1;404 0;"), "\(twice)")
         let unknown = try shell.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(shell.port)/nothing"])
         #expect(unknown.hasPrefix("HTTP/2 404"))
         let fcm = try shell.curl([

@@ -1,10 +1,12 @@
 #ifndef CX_FRONT_DOOR_H
 #define CX_FRONT_DOOR_H
 
-/* The front door's transport: one listening port that takes TLS (ALPN h2) and
-   clear-text HTTP/2 with prior knowledge, and hands each complete request to a
-   handler. It knows no service: bytes → TLS (OpenSSL) → HTTP/2 frames (nghttp2) →
-   requests. One thread runs every connection; the handler runs on it. */
+/* The front door's transport: one listening port that takes an HTTPS proxy's CONNECT
+   (to the hosts it is given), TLS (ALPN h2 and http/1.1), clear-text HTTP/2 with prior
+   knowledge and clear-text HTTP/1.1, and hands each complete request to a handler. It
+   knows no service: bytes → TLS (OpenSSL) → HTTP/2 frames (nghttp2) or HTTP/1.1
+   messages (http-parser) → requests. One thread runs every connection; the handler
+   runs on it. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,12 +18,14 @@ typedef struct cx_http_header {
     size_t value_len;
 } cx_http_header;
 
-/* One complete request. Pointers are valid during the handler call only. HTTP/2
-   pseudo-headers (:method, :path, :authority, :scheme) come first, as sent; names are
-   lowercase. `server_name` is the TLS SNI (NULL in clear text or without SNI). */
+/* One complete request. Pointers are valid during the handler call only. The
+   pseudo-headers (:method, :path, :authority, :scheme) come first, as HTTP/2 sent them
+   or as made from an HTTP/1.1 request line and Host; names are lowercase.
+   `server_name` is the TLS SNI, else the host a CONNECT tunnel was opened to, else NULL. */
 typedef struct cx_http_request {
     const char *server_name;
     bool tls;
+    bool http2;
     const cx_http_header *headers;
     size_t header_count;
     const unsigned char *body;
@@ -37,12 +41,15 @@ typedef void (*cx_http_handler)(void *context, const cx_http_request *request, c
 
 typedef struct cx_front_door cx_front_door;
 
+/* Whether a CONNECT to `host` is allowed (else it is answered 403). */
+typedef bool (*cx_tunnel_filter)(void *context, const char *host);
+
 /* Listens on `address` (an IPv4 or IPv6 literal) and `port` (0: any free one), with
    the certificate chain and key in PEM files, and serves on a thread of its own.
    Returns 0 with *out and *bound_port set, or -1 with a sentence in `error`. */
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
-                        cx_http_handler handler, void *context, cx_front_door **out, int *bound_port, char *error,
-                        size_t error_size);
+                        cx_http_handler handler, cx_tunnel_filter tunnel_filter, void *context, cx_front_door **out,
+                        int *bound_port, char *error, size_t error_size);
 
 /* Closes every connection and the port, and joins the thread. */
 void cx_front_door_stop(cx_front_door *door);
