@@ -55,10 +55,13 @@ let package = Package(
             path: "Shell/SimulatedDevice"),
         .target(
             name: "ShellKit",
-            dependencies: ["CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON", "HTTPMessage"],
+            dependencies: [
+                "CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON", "HTTPMessage", "Credentials",
+            ],
             path: "Shell/ShellKit"),
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
         .target(name: "HTTPMessage", path: "Shell/HTTPMessage"),
+        .target(name: "Credentials", dependencies: ["COpenSSL", "OrderedJSON"], path: "Shell/Credentials"),
         .target(
             name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2", "CHTTPParser"], path: "Shell/CFrontDoor",
             // http-parser has no .pc file, and a C target does not autolink its module map.
@@ -75,6 +78,7 @@ let package = Package(
             name: "ShellTests",
             dependencies: [
                 "ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON", "FrontDoor",
+                "Credentials", "COpenSSL",
             ],
             path: "Tests/ShellTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),

@@ -59,11 +59,17 @@ public struct APNsTokenRecord: Sendable, Equatable {
     public var bundleID: String
     public var environment: APNsEnvironment
     public var retiredAt: Int64?
+    /// The developer team that owns the app (what a provider token must name).
+    public var team: String
 
-    public init(bundleID: String, environment: APNsEnvironment = .production, retiredAt: Int64? = nil) {
+    public init(
+        bundleID: String, environment: APNsEnvironment = .production, retiredAt: Int64? = nil,
+        team: String = "TEAM000001"
+    ) {
         self.bundleID = bundleID
         self.environment = environment
         self.retiredAt = retiredAt
+        self.team = team
     }
 }
 
@@ -117,7 +123,13 @@ extension APNsRequest {
     /// empty body, size. Then the body must be a JSON object (APNs documents no reason
     /// for that; see Docs/Shell.md). A push without `aps` passes. `tokens` looks a
     /// lowercase token up in the world, as APNs does; it is the only outside input.
-    public func validate(tokens: (String) -> APNsTokenRecord?) -> Result<APNsNotification, APNsRejection> {
+    ///
+    /// `authorize`, when given, runs where pushy's mock checks authentication (after the
+    /// token and topic, before the payload) with the token's record, and its refusal
+    /// answers.
+    public func validate(
+        tokens: (String) -> APNsTokenRecord?, authorize: ((APNsTokenRecord) -> APNsRejection?)? = nil
+    ) -> Result<APNsNotification, APNsRejection> {
         func reject(_ status: Int, _ reason: String, _ detail: String) -> Result<APNsNotification, APNsRejection> {
             .failure(APNsRejection(status: status, reason: reason, detail: detail))
         }
@@ -173,6 +185,7 @@ extension APNsRequest {
             return reject(
                 400, "DeviceTokenNotForTopic", "the token belongs to topic \(expectedTopic), not \(topic)")
         }
+        if let refusal = authorize?(record) { return .failure(refusal) }
         if let retired = record.retiredAt {
             return .failure(
                 APNsRejection(

@@ -1,3 +1,4 @@
+import Credentials
 import Foundation
 import HTTPMessage
 import OrderedJSON
@@ -83,12 +84,23 @@ extension Session {
         let environment = environment ?? registry.apnsRecord(token)?.environment ?? .production
         let requestID = headers["apns-id"]
         let result: Result<APNsNotification, APNsRejection>
+        var signatureChecked = false
         if let duplicate {
             result = .failure(
                 APNsRejection(status: 400, reason: "DuplicateHeaders", detail: "the header \(duplicate) was sent twice"))
         } else {
+            let now = Double(clock()) / 1000
+            let keys = apnsKeys
             result = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
-                .validate(tokens: registry.apnsRecord)
+                .validate(tokens: registry.apnsRecord) { record in
+                    switch keys.check(authorization: headers["authorization"], team: record.team, now: now) {
+                    case .success(let checked):
+                        signatureChecked = checked
+                        return nil
+                    case .failure(let refusal):
+                        return APNsRejection(status: 403, reason: refusal.reason, detail: refusal.detail)
+                    }
+                }
         }
         var report = JSONObject([("network", "apns")])
         var responseHeaders: [(name: String, value: String)] = []
@@ -110,7 +122,10 @@ extension Session {
                 report["status"] = 200
                 report["device"] = .string(target.id)
                 report["apns-id"] = .string(apnsID)
-                report["effect"] = .string(outcome.effect)
+                report["effect"] = .string(
+                    outcome.effect
+                        + (signatureChecked
+                            ? "" : "; the provider token's signature was not checked (no key is registered with apns_key)"))
                 if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
                 responseHeaders = [("apns-id", apnsID)]
                 if environment == .development {

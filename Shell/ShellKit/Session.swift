@@ -1,4 +1,5 @@
 import CXHost
+import Credentials
 import Foundation
 import OrderedJSON
 import PushPlugin
@@ -19,7 +20,7 @@ public final class Session {
     static let ops = [
         "device", "devices", "permission", "launch", "background", "foreground", "kill", "force_stop", "call",
         "notify", "subscribe", "unsubscribe", "apns", "simctl", "fcm", "tap", "tray", "rotate_token", "state",
-        "uninstall", "install", "fcm_topic",
+        "uninstall", "install", "fcm_topic", "apns_key",
     ]
 
     let endpoint = CoreEndpoint()
@@ -30,7 +31,9 @@ public final class Session {
     private var current: Device?
     /// The devices a request touched: their hosts are waited for before its reply.
     var touched: [Device] = []
-    private let clock: () -> Int64
+    /// The APNs signing keys registered with `apns_key` (the front door checks them).
+    var apnsKeys = APNsProviderTokens()
+    let clock: () -> Int64
 
     /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps).
     public init(clock: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
@@ -88,6 +91,17 @@ public final class Session {
         }
         if request.op == "devices" {
             reply["devices"] = .array(devices.map(Self.summary))
+            return
+        }
+        if request.op == "apns_key" {
+            let keyID = try request.string("key_id")
+            let team = try request.string("team")
+            let pem = try request.string("public_key")
+            guard let key = PublicKey(pem: pem), key.kind == .ecP256 else {
+                throw request.invalid("\"public_key\" must be an EC P-256 public key in PEM (-----BEGIN PUBLIC KEY-----)")
+            }
+            apnsKeys.register(APNsProviderTokens.Key(keyID: keyID, team: team, publicKey: key))
+            reply["keys"] = .array(apnsKeys.keys.keys.sorted().map(JSON.string))
             return
         }
         let device = try target(of: request)

@@ -13,6 +13,7 @@ public final class TokenRegistry: Sendable {
         public var bundleID: String
         public var environment: APNsEnvironment
         public var project: String
+        public var team: String
         /// When an uninstall or a rotation retired it (ms since 1970); nil while active.
         public var retiredAt: Int64?
     }
@@ -38,7 +39,8 @@ public final class TokenRegistry: Sendable {
     /// As APNs sees the token: only APNs tokens exist for it.
     public func apnsRecord(_ token: String) -> APNsTokenRecord? {
         guard let entry = entry(token: token), entry.platform == .ios else { return nil }
-        return APNsTokenRecord(bundleID: entry.bundleID, environment: entry.environment, retiredAt: entry.retiredAt)
+        return APNsTokenRecord(
+            bundleID: entry.bundleID, environment: entry.environment, retiredAt: entry.retiredAt, team: entry.team)
     }
 
     /// As FCM sees a token or installation id.

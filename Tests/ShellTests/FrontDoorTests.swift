@@ -95,6 +95,11 @@ import Testing
         }
     }
 
+    /// A well-formed provider token, unsigned: no key is registered, so its signature
+    /// is not checked (everything else is).
+    static let providerToken = ProviderTokenSigner().authorization(
+        issuedAt: Date().timeIntervalSince1970, signed: false)
+
     /// An iOS device with the app running, registered and subscribed; its token.
     func iosDevice(_ shell: Shell, environment: String = "production") throws -> String {
         _ = try shell.send(#"{"op":"device","platform":"ios","apns_environment":"\#(environment)"}"#)
@@ -111,6 +116,7 @@ import Testing
         let answer = try shell.curl([
             "--http2", "--cacert", shell.ca, "--resolve", "api.push.apple.com:\(shell.port):127.0.0.1",
             "-H", "apns-topic: com.example.app", "-H", "apns-id: 11111111-2222-3333-4444-555555555555",
+            "-H", "authorization: \(Self.providerToken)",
             "-d", #"{"aps":{"alert":"over h2"},"n":1.50}"#,
             "https://api.push.apple.com:\(shell.port)/3/device/\(token)",
         ])
@@ -121,7 +127,7 @@ import Testing
         #expect(
             lines == [
                 #"{"delivery":"push","device":"d1","ok":true,"output":"{\"n\":1.50,\"body\":\"over h2\",\"mobiler_push\":\"received\"}"}"#,
-                #"{"network":"apns","status":200,"device":"d1","apns-id":"11111111-2222-3333-4444-555555555555","effect":"delivered as received (willPresent) to 1 subscriber and shown in the tray as t1","tray_id":"t1"}"#,
+                #"{"network":"apns","status":200,"device":"d1","apns-id":"11111111-2222-3333-4444-555555555555","effect":"delivered as received (willPresent) to 1 subscriber and shown in the tray as t1; the provider token's signature was not checked (no key is registered with apns_key)","tray_id":"t1"}"#,
             ])
         #expect(shell.stop() == 0)
     }
@@ -132,7 +138,8 @@ import Testing
         func push(_ host: String, _ token: String) throws -> String {
             try shell.curl([
                 "--http2", "--cacert", shell.ca, "--resolve", "\(host):\(shell.port):127.0.0.1",
-                "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"x"}}"#,
+                "-H", "apns-topic: com.example.app", "-H", "authorization: \(Self.providerToken)",
+                "-d", #"{"aps":{"alert":"x"}}"#,
                 "https://\(host):\(shell.port)/3/device/\(token)",
             ])
         }
@@ -145,6 +152,7 @@ import Testing
         // A header sent twice.
         let twice = try shell.curl([
             "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H", "apns-topic: com.example.app",
+            "-H", "authorization: \(Self.providerToken)",
             "-d", #"{"aps":{}}"#, "http://127.0.0.1:\(shell.port)/3/device/\(token)",
         ])
         #expect(twice.hasPrefix("HTTP/2 400") && twice.hasSuffix(#"{"reason":"DuplicateHeaders"}"#), "\(twice)")
@@ -167,6 +175,7 @@ import Testing
         let proxy = "http://127.0.0.1:\(shell.port)"
         let answer = try shell.curl([
             "--proxy", proxy, "--http2", "--cacert", shell.ca, "-H", "apns-topic: com.example.app",
+            "-H", "authorization: \(Self.providerToken)",
             "-d", #"{"aps":{"alert":"via the proxy"}}"#, "https://api.push.apple.com/3/device/\(token)",
         ])
         #expect(answer.hasPrefix("HTTP/1.1 200 Connection established"), "\(answer)")
@@ -181,7 +190,8 @@ import Testing
         let shell = try Shell()
         let token = try iosDevice(shell)
         let h2c = try shell.curl([
-            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"h2c"}}"#,
+            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H", "authorization: \(Self.providerToken)",
+            "-d", #"{"aps":{"alert":"h2c"}}"#,
             "http://127.0.0.1:\(shell.port)/3/device/\(token)",
         ])
         #expect(h2c.hasPrefix("HTTP/2 200"))
@@ -207,6 +217,50 @@ import Testing
         #expect(fcm.hasPrefix("HTTP/2 501"))
         // The line protocol goes on serving.
         #expect(try shell.send(#"{"op":"state"}"#).last?.contains(#""ok":true"#) == true)
+        #expect(shell.stop() == 0)
+    }
+
+    /// Provider tokens (ES256): missing, malformed, expired, another team's, and once a
+    /// key is registered, unknown key ids and bad signatures; a good one is delivered.
+    @Test func providerTokensAreCheckedAsAPNsDoes() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell)
+        let signer = ProviderTokenSigner()
+        let now = Date().timeIntervalSince1970
+        func push(_ authorization: String?) throws -> String {
+            try shell.curl(
+                ["--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"x"}}"#]
+                    + (authorization.map { ["-H", "authorization: \($0)"] } ?? [])
+                    + ["http://127.0.0.1:\(shell.port)/3/device/\(token)"])
+        }
+        func reason(_ answer: String) -> String? {
+            // Lines end in CRLF, one Character in Swift: the body is what follows the last blank line.
+            guard answer.hasPrefix("HTTP/2 403"), let body = answer.range(of: "\r\n\r\n", options: .backwards) else {
+                return nil
+            }
+            return (try? JSON.parse(text: String(answer[body.upperBound...])))?["reason"]?.stringValue
+        }
+        #expect(reason(try push(nil)) == "MissingProviderToken")
+        #expect(reason(try push("bearer not.a.jwt")) == "InvalidProviderToken")
+        #expect(reason(try push("basic abc")) == "InvalidProviderToken")
+        #expect(reason(try push(signer.authorization(issuedAt: now - 3601))) == "ExpiredProviderToken")
+        #expect(reason(try push(signer.authorization(issuedAt: now, team: "OTHERTEAM1"))) == "InvalidProviderToken")
+        // Fractional iat, as some clients send, is a number like any other.
+        #expect(try push(signer.authorization(issuedAt: now - 0.5, signed: false)).hasPrefix("HTTP/2 200"))
+        // With a key registered, signatures count.
+        let registered = try shell.send(
+            #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(signer.publicKeyPEM).compactText)}"#
+        )
+        #expect(registered.last?.contains(#""keys":["ABC123DEFG"]"#) == true, "\(registered)")
+        #expect(reason(try push(signer.authorization(issuedAt: now, signed: false))) == "InvalidProviderToken")
+        #expect(reason(try push(ProviderTokenSigner(keyID: "ZZZ").authorization(issuedAt: now))) == "InvalidProviderToken")
+        #expect(reason(try push(ProviderTokenSigner().authorization(issuedAt: now))) == "InvalidProviderToken")
+        #expect(try push(signer.authorization(issuedAt: now)).hasPrefix("HTTP/2 200"))
+        let reports = shell.linesWritten().filter { $0.hasPrefix(#"{"network""#) }
+        #expect(reports.last?.contains("not checked") == false)
+        // A key that is not an EC P-256 public key is refused by name.
+        let bad = try shell.send(#"{"op":"apns_key","key_id":"K","team":"T","public_key":"nope"}"#)
+        #expect(bad.last?.contains("must be an EC P-256 public key") == true)
         #expect(shell.stop() == 0)
     }
 }

@@ -1,0 +1,86 @@
+/// APNs provider-token authentication (front-door.md, "Provider tokens"): the keys
+/// registered with `apns_key`, and the check of one request's `authorization`.
+public struct APNsProviderTokens: Sendable {
+    public struct Key: Sendable {
+        public let keyID: String
+        public let team: String
+        public let publicKey: PublicKey
+
+        public init(keyID: String, team: String, publicKey: PublicKey) {
+            self.keyID = keyID
+            self.team = team
+            self.publicKey = publicKey
+        }
+    }
+
+    public private(set) var keys: [String: Key] = [:]
+
+    public init() {}
+
+    /// Registers (or replaces) the ES256 public key for `keyID`, owned by `team`.
+    public mutating func register(_ key: Key) {
+        keys[key.keyID] = key
+    }
+
+    /// A refusal: Apple's reason (all are 403) and a sentence.
+    public struct Refusal: Error, Equatable {
+        public let reason: String
+        public let detail: String
+    }
+
+    /// Checks a push's `authorization` header for an app of `team` at `now` (seconds
+    /// since 1970). On success, whether the signature was checked: while no key is
+    /// registered it is not (everything else is).
+    public func check(authorization: String?, team: String, now: Double) -> Result<Bool, Refusal> {
+        func refuse(_ reason: String, _ detail: String) -> Result<Bool, Refusal> {
+            .failure(Refusal(reason: reason, detail: detail))
+        }
+        guard let authorization else {
+            return refuse("MissingProviderToken", "no authorization header: APNs needs a provider token")
+        }
+        guard authorization.lowercased().hasPrefix("bearer ") else {
+            return refuse("InvalidProviderToken", "the authorization header is not 'bearer <JWT>'")
+        }
+        let jwt: JWT
+        do {
+            jwt = try JWT(String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces))
+        } catch {
+            return refuse("InvalidProviderToken", "the provider token is not a JWT: \(error)")
+        }
+        guard jwt.header["alg"] == "ES256" else {
+            return refuse("InvalidProviderToken", "the provider token's alg must be ES256")
+        }
+        guard let keyID = jwt.header["kid"]?.stringValue else {
+            return refuse("InvalidProviderToken", "the provider token has no kid")
+        }
+        guard let issuer = jwt.claims["iss"]?.stringValue else {
+            return refuse("InvalidProviderToken", "the provider token has no iss (the team id)")
+        }
+        guard let issuedAt = jwt.seconds("iat") else {
+            return refuse("InvalidProviderToken", "the provider token has no numeric iat")
+        }
+        guard jwt.signature.count == 64 else {
+            return refuse("InvalidProviderToken", "an ES256 signature is 64 bytes, not \(jwt.signature.count)")
+        }
+        if now - issuedAt > 3600 {
+            return refuse("ExpiredProviderToken", "the provider token was issued more than an hour ago")
+        }
+        var checked = false
+        if !keys.isEmpty {
+            guard let key = keys[keyID] else {
+                return refuse("InvalidProviderToken", "no key is registered with id \(keyID)")
+            }
+            guard key.team == issuer else {
+                return refuse("InvalidProviderToken", "key \(keyID) belongs to team \(key.team), not \(issuer)")
+            }
+            guard key.publicKey.verifies(jwt) else {
+                return refuse("InvalidProviderToken", "the provider token's signature does not match key \(keyID)")
+            }
+            checked = true
+        }
+        guard issuer == team else {
+            return refuse("InvalidProviderToken", "team \(issuer) does not own the topic's app (team \(team))")
+        }
+        return .success(checked)
+    }
+}

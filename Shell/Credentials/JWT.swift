@@ -1,0 +1,127 @@
+import COpenSSL
+import Foundation
+import OrderedJSON
+
+/// A JSON Web Token as the services receive one: its header and claims (parsed with
+/// the project's JSON, so numbers keep their text), the signing input and the
+/// signature. Checking the signature is `verify`'s job, with a key.
+public struct JWT: Sendable {
+    public let header: JSONObject
+    public let claims: JSONObject
+    /// `base64url(header) "." base64url(claims)`: what the signature covers.
+    public let signingInput: [UInt8]
+    public let signature: [UInt8]
+
+    public enum Malformed: Error, Equatable, CustomStringConvertible {
+        case notThreeParts, notBase64URL(String), notAJSONObject(String)
+        public var description: String {
+            switch self {
+            case .notThreeParts: "a JWT has three parts separated by dots"
+            case .notBase64URL(let part): "the \(part) is not base64url"
+            case .notAJSONObject(let part): "the \(part) is not a JSON object"
+            }
+        }
+    }
+
+    public init(_ text: String) throws(Malformed) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .notThreeParts }
+        guard let header = Self.base64URLDecode(parts[0]) else { throw .notBase64URL("header") }
+        guard let claims = Self.base64URLDecode(parts[1]) else { throw .notBase64URL("claims") }
+        guard let signature = Self.base64URLDecode(parts[2]) else { throw .notBase64URL("signature") }
+        guard let headerObject = (try? JSON.parse(header))?.objectValue else { throw .notAJSONObject("header") }
+        guard let claimsObject = (try? JSON.parse(claims))?.objectValue else { throw .notAJSONObject("claims") }
+        self.header = headerObject
+        self.claims = claimsObject
+        self.signingInput = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
+        self.signature = signature
+    }
+
+    /// A number claim (`iat`, `exp`) in seconds; fractions allowed, as some clients send.
+    public func seconds(_ claim: String) -> Double? {
+        claims[claim]?.numberValue?.doubleValue
+    }
+
+    /// RFC 7515's base64url, without padding (padding is tolerated).
+    static func base64URLDecode(_ text: Substring) -> [UInt8]? {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.hasSuffix("=") { standard.removeLast() }
+        guard standard.utf8.allSatisfy({ $0 != UInt8(ascii: "=") }) else { return nil }
+        standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+        return Data(base64Encoded: standard).map(Array.init)
+    }
+
+    public static func base64URLEncode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// A public key from PEM, held for signature checks (OpenSSL's `EVP_PKEY`).
+public final class PublicKey: @unchecked Sendable {
+    /// Immutable after init; OpenSSL's verification does not mutate the key.
+    let key: OpaquePointer
+
+    public enum Kind: Sendable { case ecP256, rsa }
+
+    public let kind: Kind
+
+    /// Reads a PEM public key (`-----BEGIN PUBLIC KEY-----`); nil when it is not one,
+    /// or not of a kind the services use (EC P-256 for APNs, RSA for Google).
+    public init?(pem: String) {
+        guard let bio = pem.withCString({ BIO_new_mem_buf($0, Int32(strlen($0))) }) else { return nil }
+        defer { BIO_free(bio) }
+        guard let key = PEM_read_bio_PUBKEY(bio, nil, nil, nil) else {
+            ERR_clear_error()
+            return nil
+        }
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_EC where EVP_PKEY_get_bits(key) == 256: kind = .ecP256
+        case EVP_PKEY_RSA: kind = .rsa
+        default:
+            EVP_PKEY_free(key)
+            return nil
+        }
+        self.key = key
+    }
+
+    deinit { EVP_PKEY_free(key) }
+
+    /// Whether `jwt`'s signature is this key's over its signing input: ES256 (the JWT's
+    /// raw r‖s turned into DER for OpenSSL) or RS256 (PKCS #1 v1.5), both SHA-256.
+    public func verifies(_ jwt: JWT) -> Bool {
+        var signature = jwt.signature
+        if kind == .ecP256 {
+            guard signature.count == 64, let der = Self.derECDSASignature(signature) else { return false }
+            signature = der
+        }
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
+        let result = jwt.signingInput.withUnsafeBufferPointer { input in
+            signature.withUnsafeBufferPointer { signature in
+                EVP_DigestVerify(context, signature.baseAddress, signature.count, input.baseAddress, input.count)
+            }
+        }
+        ERR_clear_error()
+        return result == 1
+    }
+
+    /// JOSE's fixed-size r‖s as the DER `ECDSA-Sig-Value` OpenSSL verifies.
+    static func derECDSASignature(_ raw: [UInt8]) -> [UInt8]? {
+        guard let sig = ECDSA_SIG_new() else { return nil }
+        defer { ECDSA_SIG_free(sig) }
+        let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
+        let s = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress! + 32, 32, nil) }
+        guard let r, let s, ECDSA_SIG_set0(sig, r, s) == 1 else {
+            BN_free(r)
+            BN_free(s)
+            return nil
+        }
+        var out: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ECDSA_SIG(sig, &out)
+        guard length > 0, let out else { return nil }
+        defer { CRYPTO_free(out, #file, #line) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+}

@@ -1,0 +1,67 @@
+import COpenSSL
+import Credentials
+import Foundation
+
+/// What a backend does to authenticate to APNs: an EC P-256 key, and ES256 JWTs signed
+/// with it (OpenSSL, independent of the code under test's verification).
+final class ProviderTokenSigner: @unchecked Sendable {
+    /// Immutable after init.
+    private let key: OpaquePointer
+    let keyID: String
+    let team: String
+
+    init(keyID: String = "ABC123DEFG", team: String = "TEAM000001") {
+        let context = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, nil)
+        var key: OpaquePointer?
+        EVP_PKEY_keygen_init(context)
+        EVP_PKEY_CTX_set_ec_paramgen_curve_nid(context, NID_X9_62_prime256v1)
+        EVP_PKEY_keygen(context, &key)
+        EVP_PKEY_CTX_free(context)
+        self.key = key!
+        self.keyID = keyID
+        self.team = team
+    }
+
+    deinit { EVP_PKEY_free(key) }
+
+    /// The public key as PEM, for `apns_key`.
+    var publicKeyPEM: String {
+        let bio = BIO_new(BIO_s_mem())
+        defer { BIO_free(bio) }
+        PEM_write_bio_PUBKEY(bio, key)
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = BIO_read(bio, &bytes, Int32(bytes.count))
+        return String(decoding: bytes.prefix(Int(max(count, 0))), as: UTF8.self)
+    }
+
+    /// `bearer <JWT>` issued at `issuedAt`, signed by this key (or with 64 zero bytes).
+    func authorization(issuedAt: Double, team: String? = nil, signed: Bool = true) -> String {
+        let header = JWT.base64URLEncode(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
+        let claims = JWT.base64URLEncode(Array(#"{"iss":"\#(team ?? self.team)","iat":\#(issuedAt)}"#.utf8))
+        let input = Array("\(header).\(claims)".utf8)
+        let signature = signed ? sign(input) : [UInt8](repeating: 0, count: 64)
+        return "bearer \(header).\(claims).\(JWT.base64URLEncode(signature))"
+    }
+
+    /// ES256: SHA-256 with ECDSA, then DER turned into JOSE's r‖s.
+    private func sign(_ input: [UInt8]) -> [UInt8] {
+        let context = EVP_MD_CTX_new()
+        defer { EVP_MD_CTX_free(context) }
+        EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key)
+        var length = 0
+        EVP_DigestSign(context, nil, &length, input, input.count)
+        var der = [UInt8](repeating: 0, count: length)
+        EVP_DigestSign(context, &der, &length, input, input.count)
+        let sig = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_ECDSA_SIG(nil, &pointer, length)
+        }
+        defer { ECDSA_SIG_free(sig) }
+        func fixed(_ number: OpaquePointer?) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 32)
+            BN_bn2binpad(number, &bytes, 32)
+            return bytes
+        }
+        return fixed(ECDSA_SIG_get0_r(sig)) + fixed(ECDSA_SIG_get0_s(sig))
+    }
+}
