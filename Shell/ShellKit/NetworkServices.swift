@@ -23,6 +23,10 @@ extension Session {
         let (report, response): (JSONObject, HTTPResponse)
         if let environment = Self.apnsHosts[host] {
             (report, response) = apns(request, environment: environment)
+        } else if host == "fcm.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/v1/projects/")) {
+            (report, response) = fcm(request)
+        } else if host == "oauth2.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/token")) {
+            (report, response) = oauth(request)
         } else if Self.serviceHosts.contains(host) || Self.unbuiltPaths.contains(where: path.hasPrefix) {
             (report, response) = Self.notBuilt(host.isEmpty ? path : host)
         } else if path.hasPrefix("/3/device/") {
@@ -53,11 +57,11 @@ extension Session {
     public static func isServiceHost(_ host: String) -> Bool {
         apnsHosts[host] != nil || serviceHosts.contains(host) || host.hasSuffix(".pndsn.com")
     }
-    static let unbuiltPaths = ["/v1/projects/", "/token", "/publish/", "/v1/push/", "/v2/push/", "/webhooks/"]
+    static let unbuiltPaths = ["/publish/", "/v1/push/", "/v2/push/", "/webhooks/"]
 
     /// The services the front door does not serve yet answer so, rather than 404.
     static func notBuilt(_ what: String) -> (JSONObject, HTTPResponse) {
-        let sentence = "the front door does not serve \(what) yet; only APNs is built"
+        let sentence = "the front door does not serve \(what) yet; APNs, FCM and OAuth are built"
         return (
             JSONObject([("network", "http"), ("status", 501), ("effect", .string(sentence))]),
             HTTPResponse(status: 501, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
@@ -138,5 +142,159 @@ extension Session {
                 return (report, HTTPResponse(status: 500, body: Array(#"{"reason":"InternalServerError"}"#.utf8)))
             }
         }
+    }
+
+    // MARK: FCM HTTP v1
+
+    /// `POST /v1/projects/{project}/messages:send` with a bearer access token the OAuth
+    /// endpoint issued; validated and delivered by the line protocol's `fcm` code.
+    func fcm(_ request: HTTPRequest) -> (JSONObject, HTTPResponse) {
+        var report = JSONObject([("network", "fcm")])
+        func answer(_ error: FCMError) -> (JSONObject, HTTPResponse) {
+            report["status"] = .integer(Int64(error.code))
+            report["error"] = .string(error.status)
+            report["effect"] = .string("refused: \(error.message)")
+            let body = JSON.object(JSONObject([("error", .object(Self.fcmEnvelope(error)))])).compactBytes
+            return (report, HTTPResponse(status: error.code, headers: [("content-type", "application/json")], body: body))
+        }
+        let path = request.path ?? ""
+        guard let project = Self.fcmProject(path) else {
+            return answer(FCMError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found: \(path)"))
+        }
+        guard request.method == "POST" else {
+            return answer(FCMError(code: 405, status: "METHOD_NOT_ALLOWED", message: "messages:send takes POST"))
+        }
+        let authorization = request.header("authorization") ?? ""
+        let bearer = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
+        guard let expiry = accessTokens[bearer], expiry > clock() else {
+            return answer(
+                FCMError(
+                    code: 401, status: "UNAUTHENTICATED",
+                    message:
+                        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                ))
+        }
+        switch sendFCM(body: request.body, parsed: nil, project: project, defaultProject: project) {
+        case .failure(let error):
+            return answer(error)
+        case .success(let sent):
+            report["status"] = 200
+            if let device = sent.fields["device"] { report["device"] = device }
+            if let devices = sent.fields["devices"]?.arrayValue {
+                report["devices"] = .array(
+                    devices.map { entry in
+                        .object(JSONObject([("device", entry["device"] ?? nil), ("result", entry["effect"] ?? nil)]))
+                    })
+            }
+            report["name"] = sent.fields["name"]
+            report["effect"] = sent.fields["effect"] ?? "sent"
+            let body = JSON.object(JSONObject([("name", sent.fields["name"] ?? nil)])).compactBytes
+            return (report, HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: body))
+        }
+    }
+
+    /// The `{project}` of `/v1/projects/{project}/messages:send`.
+    static func fcmProject(_ path: String) -> String? {
+        let prefix = "/v1/projects/"
+        let suffix = "/messages:send"
+        guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.count > prefix.count + suffix.count else {
+            return nil
+        }
+        let project = path.dropFirst(prefix.count).dropLast(suffix.count)
+        return project.contains("/") ? nil : String(project)
+    }
+
+    // MARK: OAuth 2 token endpoint
+
+    /// Google's token URL: what an assertion's `aud` must be.
+    static let tokenAudiences: Set = ["https://oauth2.googleapis.com/token", "https://www.googleapis.com/oauth2/v4/token"]
+
+    /// `POST /token`, `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` and an
+    /// RS256 `assertion`, as Google's libraries send for a service account.
+    func oauth(_ request: HTTPRequest) -> (JSONObject, HTTPResponse) {
+        var report = JSONObject([("network", "oauth")])
+        func refuse(_ error: String, _ description: String) -> (JSONObject, HTTPResponse) {
+            report["status"] = 400
+            report["error"] = .string(error)
+            report["effect"] = .string("refused: \(description)")
+            let body = JSON.object(
+                JSONObject([("error", .string(error)), ("error_description", .string(description))])
+            ).compactBytes
+            return (report, HTTPResponse(status: 400, headers: [("content-type", "application/json")], body: body))
+        }
+        guard request.method == "POST", (request.path ?? "").hasPrefix("/token") else {
+            return refuse("invalid_request", "the token endpoint takes POST /token")
+        }
+        let form = Self.formFields(request.body)
+        guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {
+            return refuse("unsupported_grant_type", "grant_type must be urn:ietf:params:oauth:grant-type:jwt-bearer")
+        }
+        guard let assertion = form["assertion"] else { return refuse("invalid_request", "no assertion") }
+        let jwt: JWT
+        do { jwt = try JWT(assertion) } catch { return refuse("invalid_grant", "the assertion is not a JWT: \(error)") }
+        guard jwt.header["alg"] == "RS256" else { return refuse("invalid_grant", "the assertion's alg must be RS256") }
+        guard let issuer = jwt.claims["iss"]?.stringValue, jwt.claims["scope"]?.stringValue != nil,
+            let audience = jwt.claims["aud"]?.stringValue
+        else {
+            return refuse("invalid_grant", "the assertion needs iss, scope and aud")
+        }
+        guard Self.tokenAudiences.contains(audience) else {
+            return refuse("invalid_grant", "the assertion's aud must be the token URL, not \(audience)")
+        }
+        guard let issuedAt = jwt.seconds("iat"), let expires = jwt.seconds("exp") else {
+            return refuse("invalid_grant", "the assertion needs numeric iat and exp")
+        }
+        let now = Double(clock()) / 1000
+        guard expires > issuedAt, expires - issuedAt <= 3600 else {
+            return refuse("invalid_grant", "iat and exp must be at most 3600 s apart")
+        }
+        guard expires >= now else { return refuse("invalid_grant", "the assertion has expired") }
+        var checked = "its signature was not checked (no key is registered with google_key for \(issuer))"
+        if let key = googleKeys[issuer] {
+            guard key.verifies(jwt) else { return refuse("invalid_grant", "Invalid JWT Signature.") }
+            checked = "its signature matches the registered key"
+        }
+        var random = SystemRandomNumberGenerator()
+        let token = "ya29.cx-" + JWT.base64URLEncode((0..<24).map { _ in UInt8.random(in: 0...255, using: &random) })
+        accessTokens[token] = clock() + 3_599_000
+        report["status"] = 200
+        report["effect"] = .string("issued an access token to \(issuer) for 3599 s; \(checked)")
+        let body = JSON.object(
+            JSONObject([("access_token", .string(token)), ("expires_in", 3599), ("token_type", "Bearer")])
+        ).compactBytes
+        return (report, HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: body))
+    }
+
+    /// `application/x-www-form-urlencoded` fields (the first of each name).
+    static func formFields(_ body: [UInt8]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: UInt8(ascii: "&")) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = percentDecoded(parts[0]) else { continue }
+            let value = parts.count > 1 ? percentDecoded(parts[1]) : ""
+            if fields[name] == nil, let value { fields[name] = value }
+        }
+        return fields
+    }
+
+    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex,
+                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                else { return nil }
+                out.append(value)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        return String(validating: out, as: UTF8.self)
     }
 }

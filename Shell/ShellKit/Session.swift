@@ -20,7 +20,7 @@ public final class Session {
     static let ops = [
         "device", "devices", "permission", "launch", "background", "foreground", "kill", "force_stop", "call",
         "notify", "subscribe", "unsubscribe", "apns", "simctl", "fcm", "tap", "tray", "rotate_token", "state",
-        "uninstall", "install", "fcm_topic", "apns_key",
+        "uninstall", "install", "fcm_topic", "apns_key", "google_key",
     ]
 
     let endpoint = CoreEndpoint()
@@ -33,6 +33,10 @@ public final class Session {
     var touched: [Device] = []
     /// The APNs signing keys registered with `apns_key` (the front door checks them).
     var apnsKeys = APNsProviderTokens()
+    /// Google service accounts' public keys, by client email (`google_key`), and the
+    /// access tokens the OAuth endpoint issued, with when they expire (ms).
+    var googleKeys: [String: PublicKey] = [:]
+    var accessTokens: [String: Int64] = [:]
     let clock: () -> Int64
 
     /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps).
@@ -102,6 +106,16 @@ public final class Session {
             }
             apnsKeys.register(APNsProviderTokens.Key(keyID: keyID, team: team, publicKey: key))
             reply["keys"] = .array(apnsKeys.keys.keys.sorted().map(JSON.string))
+            return
+        }
+        if request.op == "google_key" {
+            let email = try request.string("client_email")
+            let pem = try request.string("public_key")
+            guard let key = PublicKey(pem: pem), key.kind == .rsa else {
+                throw request.invalid("\"public_key\" must be an RSA public key in PEM (-----BEGIN PUBLIC KEY-----)")
+            }
+            googleKeys[email] = key
+            reply["keys"] = .array(googleKeys.keys.sorted().map(JSON.string))
             return
         }
         let device = try target(of: request)
@@ -340,57 +354,71 @@ public final class Session {
         let body = try request.body("body")
         let project = try request.optionalString("project")
         if project == "" { throw request.invalid("\"project\" must not be empty") }
-        let message: FCMMessage
-        switch FCMRequest(body: body.bytes, parsedBody: body.value).validate() {
-        case .failure(let error):
-            reply = Self.fcmError(request.id, error)
-            return
-        case .success(let valid):
-            message = valid
-        }
-        // A token or installation id names its device. A topic or a condition goes to
-        // the world; its project is `project`, else the request's device's when that is
-        // an Android app, else the default project.
+        // A topic or a condition goes to the world; its project is `project`, else the
+        // request's device's when that is an Android app, else the default project.
         let defaultProject = device.platform == .android ? device.options.fcmProject : DeviceOptions().fcmProject
-        let routed = FCMRequest.route(
-            message.target, project: project, defaultProject: defaultProject, tokens: registry.fcmRecord)
-        let sentIn: String
-        switch routed {
+        switch sendFCM(body: body.bytes, parsed: body.value, project: project, defaultProject: defaultProject) {
         case .failure(let error):
             reply = Self.fcmError(request.id, error)
-            return
-        case .success(let value):
-            sentIn = value
+        case .success(let sent):
+            for (key, value) in sent.fields { reply[key] = value }
         }
+    }
+
+    /// What FCM did with an accepted message: the reply's fields (`name`, `device` or
+    /// `devices`, `effect`, `tray_id`).
+    struct FCMSent {
+        var fields = JSONObject()
+    }
+
+    /// Validates, routes and delivers one `messages:send` body, as FCM does; one
+    /// function for the line protocol and the network alike.
+    func sendFCM(body: [UInt8], parsed: JSON?, project: String?, defaultProject: String) -> Result<FCMSent, FCMError> {
+        let message: FCMMessage
+        switch FCMRequest(body: body, parsedBody: parsed).validate() {
+        case .failure(let error): return .failure(error)
+        case .success(let valid): message = valid
+        }
+        let sentIn: String
+        switch FCMRequest.route(
+            message.target, project: project, defaultProject: defaultProject, tokens: registry.fcmRecord)
+        {
+        case .failure(let error): return .failure(error)
+        case .success(let value): sentIn = value
+        }
+        var sent = FCMSent()
         let recipients = recipients(of: message.target, in: sentIn)
-        let messageID = (recipients.first ?? device).makeFCMMessageID()
-        reply["name"] = .string("projects/\(sentIn)/messages/\(messageID)")
+        let messageID = (recipients.first ?? current ?? devices.first)?.makeFCMMessageID() ?? "0:0%world"
+        sent.fields["name"] = .string("projects/\(sentIn)/messages/\(messageID)")
         if message.validateOnly {
-            reply["effect"] = .string("validated only (validate_only is true): nothing was sent")
-            return
+            sent.fields["effect"] = .string("validated only (validate_only is true): nothing was sent")
+            return .success(sent)
         }
         switch message.target {
         case .token, .fid:
-            guard let target = recipients.first else { return }
+            guard let target = recipients.first else { return .success(sent) }
             touched.append(target)
-            reply["device"] = .string(target.id)
-            record(target.receive(fcm: message, messageID: messageID), in: &reply)
+            sent.fields["device"] = .string(target.id)
+            let outcome = target.receive(fcm: message, messageID: messageID)
+            sent.fields["effect"] = .string(outcome.effect)
+            if let trayID = outcome.trayID { sent.fields["tray_id"] = .string(trayID) }
         case .topic, .condition:
             var reached: [JSON] = []
             for target in recipients {
                 let outcome = target.receive(fcm: message, messageID: messageID)
                 // One device's deliveries are all written before the next one's.
-                try target.waitUntilIdle()
+                try? target.waitUntilIdle()
                 var entry = JSONObject([("device", .string(target.id)), ("effect", .string(outcome.effect))])
                 if let trayID = outcome.trayID { entry["tray_id"] = .string(trayID) }
                 reached.append(.object(entry))
             }
             let what: String =
                 if case .topic(let topic) = message.target { "topic '\(topic)'" } else { "the condition" }
-            reply["effect"] = .string(
+            sent.fields["effect"] = .string(
                 "sent to \(what) in project \(sentIn): reached \(reached.count) device\(reached.count == 1 ? "" : "s")")
-            reply["devices"] = .array(reached)
+            sent.fields["devices"] = .array(reached)
         }
+        return .success(sent)
     }
 
     /// The devices an accepted FCM message is for.
@@ -433,6 +461,11 @@ public final class Session {
     }
 
     private static func fcmError(_ id: JSON, _ error: FCMError) -> JSONObject {
+        JSONObject([("reply", id), ("ok", false), ("error", .object(fcmEnvelope(error)))])
+    }
+
+    /// Google's error envelope's `error` member.
+    static func fcmEnvelope(_ error: FCMError) -> JSONObject {
         var envelope = JSONObject([
             ("code", .integer(Int64(error.code))), ("status", .string(error.status)),
             ("message", .string(error.message)),
@@ -443,7 +476,7 @@ public final class Session {
                     .jsonObject
             ]
         }
-        return JSONObject([("reply", id), ("ok", false), ("error", .object(envelope))])
+        return envelope
     }
 
     private static func rejection(_ id: JSON, _ rejection: APNsRejection) -> JSONObject {

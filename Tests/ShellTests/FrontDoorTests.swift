@@ -211,10 +211,8 @@ import Testing
         #expect(twice.hasSuffix("404 1;404 0;"), "\(twice)")
         let unknown = try shell.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(shell.port)/nothing"])
         #expect(unknown.hasPrefix("HTTP/2 404"))
-        let fcm = try shell.curl([
-            "--http2-prior-knowledge", "-d", "{}", "http://127.0.0.1:\(shell.port)/v1/projects/p/messages:send",
-        ])
-        #expect(fcm.hasPrefix("HTTP/2 501"))
+        let pubnub = try shell.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(shell.port)/v2/push/sub-key/x"])
+        #expect(pubnub.hasPrefix("HTTP/2 501"))
         // The line protocol goes on serving.
         #expect(try shell.send(#"{"op":"state"}"#).last?.contains(#""ok":true"#) == true)
         #expect(shell.stop() == 0)
@@ -261,6 +259,63 @@ import Testing
         // A key that is not an EC P-256 public key is refused by name.
         let bad = try shell.send(#"{"op":"apns_key","key_id":"K","team":"T","public_key":"nope"}"#)
         #expect(bad.last?.contains("must be an EC P-256 public key") == true)
+        #expect(shell.stop() == 0)
+    }
+
+    /// A service account's way in: an RS256 assertion for an access token, then FCM v1
+    /// with it, over HTTP/1.1 and HTTP/2, through TLS with the shell's CA.
+    @Test func fcmWithAnAccessTokenFromTheOAuthEndpoint() throws {
+        let shell = try Shell()
+        _ = try shell.send(#"{"op":"device","platform":"android","fcm_project":"demo"}"#)
+        _ = try shell.send(#"{"op":"launch"}"#)
+        let reply = try #require(try shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#).last)
+        let output = try #require(try JSON.parse(text: reply)["output"]?.stringValue)
+        let token = try #require(try JSON.parse(text: output)["token"]?.stringValue)
+        _ = try shell.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events","input":""}"#)
+        let account = ServiceAccountSigner()
+        let now = Date().timeIntervalSince1970
+        let tls = ["--cacert", shell.ca, "--resolve", "oauth2.googleapis.com:\(shell.port):127.0.0.1",
+                   "--resolve", "fcm.googleapis.com:\(shell.port):127.0.0.1"]
+        func tokenAnswer(_ form: String) throws -> String {
+            try shell.curl(tls + ["--http1.1", "-d", form, "https://oauth2.googleapis.com:\(shell.port)/token"])
+        }
+        func body(_ answer: String) -> JSON? {
+            guard let blank = answer.range(of: "\r\n\r\n", options: .backwards) else { return nil }
+            return try? JSON.parse(text: String(answer[blank.upperBound...]))
+        }
+        // Bad grants: another grant type, a lifetime over an hour, an expired assertion.
+        #expect(body(try tokenAnswer("grant_type=password"))?["error"] == "unsupported_grant_type")
+        #expect(body(try tokenAnswer(account.tokenRequest(issuedAt: now, lifetime: 3601)))?["error"] == "invalid_grant")
+        #expect(body(try tokenAnswer(account.tokenRequest(issuedAt: now - 7200)))?["error"] == "invalid_grant")
+        // With the account's key registered, only its own signature passes.
+        let registered = try shell.send(
+            #"{"op":"google_key","client_email":"\#(account.email)","public_key":\#(JSON.string(account.publicKeyPEM).compactText)}"#
+        )
+        #expect(registered.last?.contains(account.email) == true)
+        #expect(body(try tokenAnswer(account.tokenRequest(issuedAt: now, signed: false)))?["error"] == "invalid_grant")
+        let granted = try tokenAnswer(account.tokenRequest(issuedAt: now))
+        #expect(granted.hasPrefix("HTTP/1.1 200"), "\(granted)")
+        #expect(body(granted)?["expires_in"] == 3599 && body(granted)?["token_type"] == "Bearer")
+        let accessToken = try #require(body(granted)?["access_token"]?.stringValue)
+        func send(_ bearer: String?, project: String = "demo", http2: Bool = true) throws -> String {
+            try shell.curl(
+                tls + [http2 ? "--http2" : "--http1.1", "-H", "content-type: application/json"]
+                    + (bearer.map { ["-H", "authorization: Bearer \($0)"] } ?? [])
+                    + ["-d", #"{"message":{"token":"\#(token)","data":{"n":"1"}}}"#,
+                       "https://fcm.googleapis.com:\(shell.port)/v1/projects/\(project)/messages:send"])
+        }
+        let unauthenticated = try send(nil)
+        #expect(unauthenticated.hasPrefix("HTTP/2 401") && body(unauthenticated)?["error"]?["status"] == "UNAUTHENTICATED")
+        _ = shell.linesWritten()
+        let sent = try send(accessToken)
+        #expect(sent.hasPrefix("HTTP/2 200"))
+        #expect(body(sent)?["name"]?.stringValue?.hasPrefix("projects/demo/messages/0:") == true)
+        let lines = shell.linesWritten()
+        #expect(lines.first == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"n\":\"1\",\"mobiler_push\":\"received\"}"}"#)
+        #expect(lines.last?.hasPrefix(#"{"network":"fcm","status":200,"device":"d1""#) == true)
+        let mismatch = try send(accessToken, project: "other", http2: false)
+        #expect(mismatch.hasPrefix("HTTP/1.1 403"))
+        #expect(body(mismatch)?["error"]?["details"]?.arrayValue?.first?["errorCode"] == "SENDER_ID_MISMATCH")
         #expect(shell.stop() == 0)
     }
 }

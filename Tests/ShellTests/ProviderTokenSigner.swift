@@ -65,3 +65,52 @@ final class ProviderTokenSigner: @unchecked Sendable {
         return fixed(ECDSA_SIG_get0_r(sig)) + fixed(ECDSA_SIG_get0_s(sig))
     }
 }
+
+/// What a Google service account does: an RSA key, and RS256 assertions for the
+/// OAuth token endpoint (OpenSSL, independent of the code under test).
+final class ServiceAccountSigner: @unchecked Sendable {
+    /// Immutable after init.
+    private let key: OpaquePointer
+    let email = "sa@demo.iam.gserviceaccount.com"
+
+    init() {
+        let context = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, nil)
+        var key: OpaquePointer?
+        EVP_PKEY_keygen_init(context)
+        EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048)
+        EVP_PKEY_keygen(context, &key)
+        EVP_PKEY_CTX_free(context)
+        self.key = key!
+    }
+
+    deinit { EVP_PKEY_free(key) }
+
+    var publicKeyPEM: String {
+        let bio = BIO_new(BIO_s_mem())
+        defer { BIO_free(bio) }
+        PEM_write_bio_PUBKEY(bio, key)
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = BIO_read(bio, &bytes, Int32(bytes.count))
+        return String(decoding: bytes.prefix(Int(max(count, 0))), as: UTF8.self)
+    }
+
+    /// The form body Google's libraries post to the token endpoint.
+    func tokenRequest(issuedAt: Double, lifetime: Double = 3600, signed: Bool = true) -> String {
+        let header = JWT.base64URLEncode(Array(#"{"alg":"RS256","typ":"JWT"}"#.utf8))
+        let claims = JWT.base64URLEncode(
+            Array(
+                #"{"iss":"\#(email)","scope":"https://www.googleapis.com/auth/firebase.messaging","aud":"https://oauth2.googleapis.com/token","iat":\#(Int(issuedAt)),"exp":\#(Int(issuedAt + lifetime))}"#
+                    .utf8))
+        let input = Array("\(header).\(claims)".utf8)
+        var signature = [UInt8](repeating: 7, count: 256)
+        if signed {
+            let context = EVP_MD_CTX_new()
+            defer { EVP_MD_CTX_free(context) }
+            EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key)
+            var length = signature.count
+            EVP_DigestSign(context, &signature, &length, input, input.count)
+        }
+        let assertion = "\(header).\(claims).\(JWT.base64URLEncode(signature))"
+        return "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
+    }
+}
