@@ -8,8 +8,8 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
-# tests verify it with), nghttp2 (HTTP/2), http-parser (HTTP/1.1), and curl (the front
-# door tests' client).
+# tests verify it with), nghttp2 (HTTP/2), http-parser (HTTP/1.1), and curl and h2load
+# (the front door tests' clients).
 deps:
 	@missing=""; \
 	pkg-config --exists jansson || missing="$$missing libjansson-dev"; \
@@ -18,6 +18,7 @@ deps:
 	pkg-config --exists libnghttp2 || missing="$$missing libnghttp2-dev"; \
 	[ -f /usr/include/http_parser.h ] || missing="$$missing libhttp-parser-dev"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
+	command -v h2load >/dev/null || missing="$$missing nghttp2-client"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <http_parser.h>
@@ -29,6 +30,8 @@ enum {
     MAX_STREAMS = 1000,
     MAX_CONNECT_BYTES = 8192,
     CHUNK = 16384,
+    /* A connection that sends nothing for this long is dropped (a stalled client). */
+    IDLE_SECONDS = 30,
 };
 
 static const char PREFACE[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -109,6 +112,7 @@ typedef enum { APP_UNDECIDED, APP_HTTP2, APP_HTTP1 } app_protocol;
 typedef struct connection {
     int fd;
     cx_front_door *door;
+    time_t last_activity; /* CLOCK_MONOTONIC seconds */
     bool decided, tls, closing;
     SSL *ssl;
     BIO *rbio, *wbio;
@@ -273,11 +277,27 @@ static int start_http2(connection *c) {
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
-    int rv = nghttp2_session_server_new(&c->h2, callbacks, c);
+    /* Bounds on what a flood can make the session hold: queued acks (PING and
+       SETTINGS floods), settings entries, CONTINUATION frames, and resets. */
+    nghttp2_option *options;
+    if (nghttp2_option_new(&options) != 0) {
+        nghttp2_session_callbacks_del(callbacks);
+        return -1;
+    }
+    nghttp2_option_set_max_outbound_ack(options, 1000);
+    nghttp2_option_set_max_settings(options, 32);
+    nghttp2_option_set_max_continuations(options, 8);
+    nghttp2_option_set_stream_reset_rate_limit(options, 1000, 100);
+    nghttp2_option_set_max_send_header_block_length(options, MAX_HEADER_BYTES);
+    int rv = nghttp2_session_server_new2(&c->h2, callbacks, c, options);
+    nghttp2_option_del(options);
     nghttp2_session_callbacks_del(callbacks);
     if (rv != 0) return -1;
-    nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS}};
-    return nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, settings, 1) == 0 ? 0 : -1;
+    nghttp2_settings_entry settings[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_BYTES},
+    };
+    return nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, settings, 2) == 0 ? 0 : -1;
 }
 
 /* Moves TLS's output (handshake records, encrypted data) to the socket's queue. */
@@ -461,8 +481,12 @@ static const http_parser_settings h1_settings = {
 static void receive_http1(connection *c, const unsigned char *data, size_t len) {
     size_t parsed = http_parser_execute(&c->h1, &h1_settings, (const char *)data, len);
     if (c->closing) return;
-    if (c->h1.upgrade) { /* no upgrades (h2c's included): HTTP/2 in clear text needs prior knowledge */
-        send_http1(c, 400, NULL, 0, NULL, true);
+    if (c->h1.upgrade) {
+        /* The request was answered as HTTP/1.1; its Upgrade (h2c's too) is ignored, as a
+           server may: HTTP/2 in clear text needs prior knowledge. */
+        http_parser_init(&c->h1, HTTP_REQUEST);
+        c->h1.data = c;
+        if (parsed < len) receive_http1(c, data + parsed, len - parsed);
     } else if (parsed != len || HTTP_PARSER_ERRNO(&c->h1) != HPE_OK) {
         bool large = c->h1_request && c->h1_request->too_large;
         bool headers = c->h1_request && c->h1_request->header_bytes > MAX_HEADER_BYTES;
@@ -647,6 +671,12 @@ static void write_pending(connection *c) {
     }
 }
 
+static time_t now_seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec;
+}
+
 static void *run(void *argument) {
     cx_front_door *door = argument;
     struct pollfd *fds = calloc(MAX_CONNECTIONS + 2, sizeof *fds);
@@ -657,17 +687,27 @@ static void *run(void *argument) {
         for (size_t i = 0; i < door->count; i++)
             fds[i + 2] = (struct pollfd){door->connections[i]->fd,
                                          (short)(POLLIN | (door->connections[i]->out.len ? POLLOUT : 0)), 0};
-        if (poll(fds, door->count + 2, -1) < 0 && errno != EINTR) break;
+        /* Wake at least once a second, to drop connections that stalled. */
+        if (poll(fds, door->count + 2, 1000) < 0 && errno != EINTR) break;
+        time_t now = now_seconds();
         if (__atomic_load_n(&door->stopping, __ATOMIC_ACQUIRE)) break;
         size_t count = door->count;
         for (size_t i = 0; i < count; i++) {
             connection *c = door->connections[i];
             if (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) {
                 ssize_t n = recv(c->fd, chunk, sizeof chunk, 0);
-                if (n > 0) receive(c, chunk, (size_t)n);
-                else if (n == 0 || (errno != EAGAIN && errno != EINTR)) c->closing = true;
+                if (n > 0) {
+                    c->last_activity = now;
+                    receive(c, chunk, (size_t)n);
+                } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                    c->closing = true;
+                }
             }
             write_pending(c);
+            if (now - c->last_activity > IDLE_SECONDS) {
+                c->closing = true;
+                c->out.len = 0; /* a stalled client gets nothing more */
+            }
         }
         for (size_t i = 0; i < door->count;) { /* close what is done and written */
             connection *c = door->connections[i];
@@ -684,6 +724,7 @@ static void *run(void *argument) {
             if (c) {
                 c->fd = fd;
                 c->door = door;
+                c->last_activity = now;
                 door->connections[door->count++] = c;
             } else if (fd >= 0) {
                 close(fd);

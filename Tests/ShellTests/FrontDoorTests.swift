@@ -1,3 +1,4 @@
+import CXHost
 import Foundation
 import OrderedJSON
 import Testing
@@ -11,7 +12,7 @@ import Testing
 /// client. The line protocol drives the world on the same process.
 @Suite(.serialized) struct FrontDoorTests {
     /// A running `cxshell serve --listen 127.0.0.1:0`, its input and its output lines.
-    final class Shell {
+    final class Shell: @unchecked Sendable {
         let process = Process()
         let input = Pipe()
         let output = Pipe()
@@ -316,6 +317,110 @@ import Testing
         let mismatch = try send(accessToken, project: "other", http2: false)
         #expect(mismatch.hasPrefix("HTTP/1.1 403"))
         #expect(body(mismatch)?["error"]?["details"]?.arrayValue?.first?["errorCode"] == "SENDER_ID_MISMATCH")
+        #expect(shell.stop() == 0)
+    }
+
+    /// One connection, up to 1,000 concurrent streams, as h2load drives it: every push
+    /// answered 200, and every one reported.
+    @Test func aThousandConcurrentStreamsOnOneConnection() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell)
+        // The shell's output (a report line per push) is read as it comes, so that the
+        // pipe never fills while h2load waits for answers.
+        let reports = Monitor(0)
+        let output = shell.output
+        let reader = Thread {
+            var pending = [UInt8]()
+            while let line = try? Shell.readLine(output, &pending) {
+                if line.hasPrefix(#"{"network":"apns","status":200"#) { reports.withLock { $0 += 1 } }
+            }
+        }
+        reader.start()
+        let body = NSTemporaryDirectory() + "cxshell-h2load-\(UUID().uuidString).json"
+        try Data(#"{"aps":{"alert":"load"}}"#.utf8).write(to: URL(fileURLWithPath: body))
+        defer { try? FileManager.default.removeItem(atPath: body) }
+        let h2load = Process()
+        h2load.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        h2load.arguments = [
+            "h2load", "-n", "3000", "-c", "1", "-m", "1000", "-d", body, "-H", "apns-topic: com.example.app",
+            "-H", "authorization: \(Self.providerToken)", "http://127.0.0.1:\(shell.port)/3/device/\(token)",
+        ]
+        let pipe = Pipe()
+        h2load.standardOutput = pipe
+        try h2load.run()
+        let summary = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        h2load.waitUntilExit()
+        #expect(summary.contains("status codes: 3000 2xx, 0 3xx, 0 4xx, 0 5xx"), "\(summary)")
+        #expect(summary.contains("3000 succeeded, 0 failed, 0 errored"))
+        #expect(shell.stop() == 0)
+        while !reader.isFinished { sched_yield() }
+        #expect(reports.withLock { $0 } == 3000)
+    }
+
+    /// Sends raw bytes on a new connection (closing its write side after them) and
+    /// returns what came back before the shell closed it.
+    static func raw(_ bytes: [UInt8], port: Int) -> String {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return "(no connection)" }
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count <= 0 { break }
+            sent += count
+        }
+        shutdown(socket, Int32(SHUT_WR))
+        var answer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(socket, &chunk, chunk.count, 0)
+            if count <= 0 { break }
+            answer += chunk[..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
+    /// Malformed and hostile input gets an answer (or a closed connection), never
+    /// takes the shell down, and leaves it serving the next client.
+    @Test func malformedInputIsAnsweredAndServingGoesOn() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell)
+        let cases: [(String, [UInt8], String)] = [
+            ("a bad HTTP/2 preface", Array("PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n".utf8), ""),
+            ("a truncated TLS record", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01], ""),
+            ("garbage", Array("\u{01}\u{02}\u{03} hello\r\n\r\n".utf8), "HTTP/1.1 400"),
+            ("a header block over 64 KiB",
+             Array(("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 70_000) + "\r\n\r\n").utf8),
+             "HTTP/1.1 431"),
+            ("a body over 1 MiB",
+             Array("POST /token HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n".utf8)
+                + [UInt8](repeating: 0x61, count: 1_100_000), "HTTP/1.1 413"),
+            ("a CONNECT without a port", Array("CONNECT api.push.apple.com HTTP/1.1\r\n\r\n".utf8), "HTTP/1.1 400"),
+            ("a CONNECT elsewhere", Array("CONNECT example.com:443 HTTP/1.1\r\n\r\n".utf8), "HTTP/1.1 403"),
+            // An h2c upgrade is answered as HTTP/1.1 (a server may ignore Upgrade).
+            ("an h2c upgrade", Array("GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n".utf8), "HTTP/1.1 404"),
+        ]
+        for (name, bytes, expected) in cases {
+            let answer = Self.raw(bytes, port: shell.port)
+            #expect(answer.hasPrefix(expected), "\(name): \(answer.prefix(80))")
+            let after = try shell.curl([
+                "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H", "authorization: \(Self.providerToken)",
+                "-d", #"{"aps":{"alert":"still here"}}"#, "http://127.0.0.1:\(shell.port)/3/device/\(token)",
+            ])
+            #expect(after.hasPrefix("HTTP/2 200"), "after \(name): \(after.prefix(80))")
+        }
+        // Nothing was delivered for any refused input: one report per curl push only.
+        let reports = shell.linesWritten().filter { $0.hasPrefix(#"{"network":"apns","status":200"#) }
+        #expect(reports.count == cases.count)
         #expect(shell.stop() == 0)
     }
 }
