@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test lib c-test bench fuzz sanitize soak
+.PHONY: deps build demo test lib c-test bench fuzz sanitize soak install
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
@@ -84,3 +84,9 @@ sanitize: deps
 SOAK_SEQUENCES ?= 10000
 soak: deps
 	SOAK_SEQUENCES=$(SOAK_SEQUENCES) $(SWIFT) test --filter ModelBasedTests
+
+# cxshell as a service people run: a release build, installed under PREFIX/bin.
+install: deps
+	$(SWIFT) build -c release --product cxshell -Xswiftc -warnings-as-errors
+	mkdir -p $(PREFIX)/bin
+	install -m 0755 .build/release/cxshell $(PREFIX)/bin/cxshell

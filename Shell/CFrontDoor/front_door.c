@@ -640,7 +640,7 @@ static void connection_close(connection *c) {
     if (c->ssl) SSL_free(c->ssl);           /* frees both BIOs */
     buffer_free(&c->in);
     buffer_free(&c->out);
-    close(c->fd);
+    if (c->fd >= 0) close(c->fd);
     free(c);
 }
 
@@ -801,6 +801,41 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
     }
     *out = door;
     return 0;
+}
+
+cx_front_door *cx_front_door_detached(const char *certificate_file, const char *key_file, cx_http_handler handler,
+                                      cx_tunnel_filter tunnel_filter, void *context) {
+    cx_front_door *door = calloc(1, sizeof *door);
+    if (!door) return NULL;
+    door->handler = handler;
+    door->tunnel_filter = tunnel_filter;
+    door->context = context;
+    door->listen_fd = door->wake[0] = door->wake[1] = -1;
+    door->ctx = SSL_CTX_new(TLS_server_method());
+    if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||
+        SSL_CTX_use_PrivateKey_file(door->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+        SSL_CTX_free(door->ctx);
+        free(door);
+        return NULL;
+    }
+    SSL_CTX_set_alpn_select_cb(door->ctx, select_alpn, NULL);
+    return door;
+}
+
+size_t cx_front_door_feed(cx_front_door *door, const unsigned char *data, size_t len, size_t chunk) {
+    connection *c = calloc(1, sizeof *c);
+    if (!c) return 0;
+    c->fd = -1;
+    c->door = door;
+    size_t sent = 0;
+    for (size_t at = 0; at < len && !c->closing; at += chunk ? chunk : len) {
+        size_t n = chunk && len - at > chunk ? chunk : len - at;
+        receive(c, data + at, n);
+        sent += c->out.len;
+        c->out.len = 0;
+    }
+    connection_close(c);
+    return sent;
 }
 
 void cx_front_door_stop(cx_front_door *door) {

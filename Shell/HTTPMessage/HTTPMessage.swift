@@ -49,3 +49,39 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 }
+
+extension HTTPRequest {
+    /// `application/x-www-form-urlencoded` fields (the first of each name).
+    public static func formFields(_ body: [UInt8]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: UInt8(ascii: "&")) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = percentDecoded(parts[0]) else { continue }
+            let value = parts.count > 1 ? percentDecoded(parts[1]) : ""
+            if fields[name] == nil, let value { fields[name] = value }
+        }
+        return fields
+    }
+
+    /// Percent-decoding (`+` is a space); nil for a bad escape or bytes that are not UTF-8.
+    public static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex,
+                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                else { return nil }
+                out.append(value)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+}

@@ -225,7 +225,7 @@ extension Session {
         guard request.method == "POST", (request.path ?? "").hasPrefix("/token") else {
             return refuse("invalid_request", "the token endpoint takes POST /token")
         }
-        let form = Self.formFields(request.body)
+        let form = HTTPRequest.formFields(request.body)
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {
             return refuse("unsupported_grant_type", "grant_type must be urn:ietf:params:oauth:grant-type:jwt-bearer")
         }
@@ -263,38 +263,5 @@ extension Session {
             JSONObject([("access_token", .string(token)), ("expires_in", 3599), ("token_type", "Bearer")])
         ).compactBytes
         return (report, HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: body))
-    }
-
-    /// `application/x-www-form-urlencoded` fields (the first of each name).
-    static func formFields(_ body: [UInt8]) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in body.split(separator: UInt8(ascii: "&")) {
-            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = percentDecoded(parts[0]) else { continue }
-            let value = parts.count > 1 ? percentDecoded(parts[1]) : ""
-            if fields[name] == nil, let value { fields[name] = value }
-        }
-        return fields
-    }
-
-    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
-        var out: [UInt8] = []
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "+") {
-                out.append(0x20)
-            } else if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex,
-                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
-                else { return nil }
-                out.append(value)
-                index += 2
-            } else {
-                out.append(byte)
-            }
-            index += 1
-        }
-        return String(validating: out, as: UTF8.self)
     }
 }

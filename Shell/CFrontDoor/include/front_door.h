@@ -54,4 +54,11 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
 /* Closes every connection and the port, and joins the thread. */
 void cx_front_door_stop(cx_front_door *door);
 
+/* For fuzzing the transport without sockets: a door that does not listen, and one
+   connection's whole input run through it (in reads of at most `chunk` bytes). Returns
+   how many bytes it would have sent back. */
+cx_front_door *cx_front_door_detached(const char *certificate_file, const char *key_file, cx_http_handler handler,
+                                      cx_tunnel_filter tunnel_filter, void *context);
+size_t cx_front_door_feed(cx_front_door *door, const unsigned char *data, size_t len, size_t chunk);
+
 #endif
