@@ -130,6 +130,7 @@ struct cx_front_door {
     int wake[2];
     pthread_t thread;
     cx_tunnel_filter tunnel_filter;
+    cx_before_answers before_answers;
     bool stopping; /* set once, by cx_front_door_stop, before it wakes the loop */
     SSL_CTX *ctx;
     cx_http_handler handler;
@@ -703,6 +704,10 @@ static void *run(void *argument) {
                     c->closing = true;
                 }
             }
+        }
+        if (door->before_answers) door->before_answers(door->context);
+        for (size_t i = 0; i < count; i++) {
+            connection *c = door->connections[i];
             write_pending(c);
             if (now - c->last_activity > IDLE_SECONDS) {
                 c->closing = true;
@@ -738,8 +743,8 @@ static void *run(void *argument) {
 }
 
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
-                        cx_http_handler handler, cx_tunnel_filter tunnel_filter, void *context, cx_front_door **out,
-                        int *bound_port, char *error, size_t error_size) {
+                        cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
+                        void *context, cx_front_door **out, int *bound_port, char *error, size_t error_size) {
     struct sockaddr_storage storage = {0};
     socklen_t length;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
@@ -763,6 +768,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
     }
     door->handler = handler;
     door->tunnel_filter = tunnel_filter;
+    door->before_answers = before_answers;
     door->context = context;
     door->ctx = SSL_CTX_new(TLS_server_method());
     if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||

@@ -28,11 +28,17 @@ public struct APNsProviderTokens: Sendable {
         public let detail: String
     }
 
+    /// A token that passed: when it was issued (it expires an hour later), and whether
+    /// its signature was checked (while no key is registered it is not).
+    public struct Accepted: Sendable, Equatable {
+        public let issuedAt: Double
+        public let signatureChecked: Bool
+    }
+
     /// Checks a push's `authorization` header for an app of `team` at `now` (seconds
-    /// since 1970). On success, whether the signature was checked: while no key is
-    /// registered it is not (everything else is).
-    public func check(authorization: String?, team: String, now: Double) -> Result<Bool, Refusal> {
-        func refuse(_ reason: String, _ detail: String) -> Result<Bool, Refusal> {
+    /// since 1970).
+    public func check(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
+        func refuse(_ reason: String, _ detail: String) -> Result<Accepted, Refusal> {
             .failure(Refusal(reason: reason, detail: detail))
         }
         guard let authorization else {
@@ -81,6 +87,6 @@ public struct APNsProviderTokens: Sendable {
         guard issuer == team else {
             return refuse("InvalidProviderToken", "team \(issuer) does not own the topic's app (team \(team))")
         }
-        return .success(checked)
+        return .success(Accepted(issuedAt: issuedAt, signatureChecked: checked))
     }
 }

@@ -19,12 +19,14 @@ public final class FrontDoor: @unchecked Sendable {
     final class HandlerBox {
         let handler: @Sendable (HTTPRequest) -> HTTPResponse
         let tunnelHosts: @Sendable (String) -> Bool
+        let beforeAnswers: @Sendable () -> Void
         init(
             _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
-            tunnelHosts: @escaping @Sendable (String) -> Bool
+            tunnelHosts: @escaping @Sendable (String) -> Bool, beforeAnswers: @escaping @Sendable () -> Void
         ) {
             self.handler = handler
             self.tunnelHosts = tunnelHosts
+            self.beforeAnswers = beforeAnswers
         }
     }
 
@@ -34,18 +36,20 @@ public final class FrontDoor: @unchecked Sendable {
 
     /// Listens on `address` (an IPv4 or IPv6 literal) and `port` with `ca`'s server
     /// certificate, and serves until `stop`. `tunnelHosts` says which hosts a CONNECT
-    /// may open a tunnel to.
+    /// may open a tunnel to. `beforeAnswers` runs once per turn of the loop, after the
+    /// requests read in it were handled and before any of their answers is sent.
     public init(
         address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
+        beforeAnswers: @escaping @Sendable () -> Void = {},
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(Failure) {
-        box = Unmanaged.passRetained(HandlerBox(handler, tunnelHosts: tunnelHosts))
+        box = Unmanaged.passRetained(HandlerBox(handler, tunnelHosts: tunnelHosts, beforeAnswers: beforeAnswers))
         var door: OpaquePointer?
         var bound: Int32 = 0
         var error = [CChar](repeating: 0, count: 256)
         let status = cx_front_door_start(
             address, Int32(port), ca.serverCertificate, ca.serverKey, frontDoorHandler, frontDoorTunnelFilter,
-            box.toOpaque(), &door, &bound, &error, error.count)
+            frontDoorBeforeAnswers, box.toOpaque(), &door, &bound, &error, error.count)
         guard status == 0 else {
             box.release()
             let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -64,6 +68,12 @@ public final class FrontDoor: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// The C transport's turn of the loop, before answers go out.
+private func frontDoorBeforeAnswers(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().beforeAnswers()
 }
 
 /// The C transport's CONNECT filter.

@@ -94,12 +94,19 @@ extension Session {
                 APNsRejection(status: 400, reason: "DuplicateHeaders", detail: "the header \(duplicate) was sent twice"))
         } else {
             let now = Double(clock()) / 1000
-            let keys = apnsKeys
             result = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
-                .validate(tokens: registry.apnsRecord) { record in
-                    switch keys.check(authorization: headers["authorization"], team: record.team, now: now) {
-                    case .success(let checked):
-                        signatureChecked = checked
+                .validate(tokens: registry.apnsRecord) { [self] record in
+                    let authorization = headers["authorization"]
+                    let cacheKey = (authorization ?? "") + "\u{0}" + record.team
+                    if let accepted = acceptedProviderTokens[cacheKey], now - accepted.issuedAt <= 3600 {
+                        signatureChecked = accepted.signatureChecked
+                        return nil
+                    }
+                    switch apnsKeys.check(authorization: authorization, team: record.team, now: now) {
+                    case .success(let accepted):
+                        if acceptedProviderTokens.count >= 1024 { acceptedProviderTokens.removeAll() }
+                        acceptedProviderTokens[cacheKey] = accepted
+                        signatureChecked = accepted.signatureChecked
                         return nil
                     case .failure(let refusal):
                         return APNsRejection(status: 403, reason: refusal.reason, detail: refusal.detail)

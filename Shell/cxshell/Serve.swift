@@ -39,8 +39,10 @@ enum Serve {
             }
         }
         // One world, one request at a time: the line protocol and the network take turns
-        // under this lock, and each writes its lines under it.
-        let world = Monitor(Session())
+        // under this lock. The network's lines wait in `pending` until the front door's
+        // turn ends, then go out in one write before its answers do (and before any
+        // later line-protocol output, so the output keeps the order of handling).
+        let world = Monitor(World(session: Session()))
         var door: FrontDoor?
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]) else {
@@ -50,10 +52,13 @@ enum Serve {
             let address = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             do {
                 let ca = try TestCA.ensure(in: caDirectory)
-                door = try FrontDoor(address: address, port: port, ca: ca, tunnelHosts: Session.isServiceHost) { request in
-                    world.withLock { session in
-                        let exchange = session.handle(network: request)
-                        _ = writeLines(exchange.lines)
+                door = try FrontDoor(
+                    address: address, port: port, ca: ca, tunnelHosts: Session.isServiceHost,
+                    beforeAnswers: { world.withLock { _ = $0.flush() } }
+                ) { request in
+                    world.withLock { world in
+                        let exchange = world.session.handle(network: request)
+                        world.pending += exchange.lines
                         return exchange.response
                     }
                 }
@@ -73,10 +78,24 @@ enum Serve {
         while let line = input.next() {
             // One write per request keeps a driver that waits for the reply from waiting
             // on a buffer, without a system call per line.
-            guard world.withLock({ writeLines($0.handle(line: line)) }) else { return 1 }
+            guard world.withLock({ world in world.flush() && writeLines(world.session.handle(line: line)) }) else {
+                return 1
+            }
         }
         door?.stop()
         return 0
+    }
+}
+
+/// The world and the network's lines not written yet.
+struct World {
+    let session: Session
+    var pending: [String] = []
+
+    /// Writes the pending lines; false when the reader went away.
+    mutating func flush() -> Bool {
+        defer { pending.removeAll(keepingCapacity: true) }
+        return writeLines(pending)
     }
 }
 

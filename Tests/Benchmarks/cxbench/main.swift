@@ -14,3 +14,4 @@ if wanted("host") { HostBenchmark.run() }
 if wanted("shell") { ShellBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
 if wanted("memory") { MemoryBenchmark.run() }
 if wanted("world") { WorldBenchmark.run() }
+if wanted("frontdoor") { FrontDoorBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
