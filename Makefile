@@ -72,10 +72,11 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	Tests/Fuzz/run $(FUZZ_SECONDS)
 
-# The host and push tests (with the concurrency stress test) under ThreadSanitizer,
+# The host and push tests (with the concurrency stress test) and the front door under
+# load (the shell it starts is built with the same sanitizer) under ThreadSanitizer,
 # and every Swift test under AddressSanitizer.
 sanitize: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests"
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests"
 	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan
 
 # The model-based random tests at length: SOAK_SEQUENCES seeded single-device

@@ -70,10 +70,15 @@ enum Serve {
                 return 1
             }
         }
+        // The shell writes nothing it has not finished; ending at once loses nothing. A
+        // parent may have spawned it with these signals blocked: unblock them.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
         for signal in [SIGINT, SIGTERM] {
-            // The shell writes nothing it has not finished; ending at once loses nothing.
             Glibc.signal(signal) { _ in _exit(0) }
+            sigaddset(&unblock, signal)
         }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         guard let input = LineReader(descriptor: 0) else { return 1 }
         while let line = input.next() {
             // One write per request keeps a driver that waits for the reply from waiting

@@ -423,4 +423,15 @@ import Testing
         #expect(reports.count == cases.count)
         #expect(shell.stop() == 0)
     }
+
+    /// A service people run: SIGTERM (or SIGINT) ends it with status 0, connections and all.
+    @Test func aSignalEndsTheServiceCleanly() throws {
+        for signal in [SIGTERM, SIGINT] {
+            let shell = try Shell()
+            _ = try iosDevice(shell)
+            kill(shell.process.processIdentifier, signal)
+            shell.process.waitUntilExit()
+            #expect(shell.process.terminationReason == .exit && shell.process.terminationStatus == 0)
+        }
+    }
 }
