@@ -9,7 +9,8 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
 # tests verify it with), nghttp2 (HTTP/2), http-parser (HTTP/1.1), and curl and h2load
-# (the front door tests' clients).
+# (the front door tests' clients), and nghttpd (the HTTP/2 server the front door's speed
+# is measured beside).
 deps:
 	@missing=""; \
 	pkg-config --exists jansson || missing="$$missing libjansson-dev"; \
@@ -19,6 +20,7 @@ deps:
 	[ -f /usr/include/http_parser.h ] || missing="$$missing libhttp-parser-dev"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v h2load >/dev/null || missing="$$missing nghttp2-client"; \
+	command -v nghttpd >/dev/null || missing="$$missing nghttp2-server"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \

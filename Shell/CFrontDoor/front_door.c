@@ -9,7 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +114,7 @@ typedef struct connection {
     cx_front_door *door;
     time_t last_activity; /* CLOCK_MONOTONIC seconds */
     bool decided, tls, closing;
+    bool watching_writes; /* epoll also wakes this connection when its socket can take more */
     SSL *ssl;
     BIO *rbio, *wbio;
     app_protocol app;
@@ -127,6 +128,7 @@ typedef struct connection {
 
 struct cx_front_door {
     int listen_fd;
+    int epoll_fd;
     int wake[2];
     pthread_t thread;
     cx_tunnel_filter tunnel_filter;
@@ -678,24 +680,35 @@ static time_t now_seconds(void) {
     return now.tv_sec;
 }
 
+/* What epoll wakes for: the two fixed descriptors by tag, a connection by pointer. */
+enum { WAKE_TAG = 1, LISTEN_TAG = 2 };
+
+static void watch(cx_front_door *door, int op, int fd, uint32_t events, uint64_t tag) {
+    struct epoll_event event = {.events = events, .data.u64 = tag};
+    epoll_ctl(door->epoll_fd, op, fd, &event);
+}
+
 static void *run(void *argument) {
     cx_front_door *door = argument;
-    struct pollfd *fds = calloc(MAX_CONNECTIONS + 2, sizeof *fds);
+    struct epoll_event events[256];
     unsigned char chunk[CHUNK];
-    while (fds && !__atomic_load_n(&door->stopping, __ATOMIC_ACQUIRE)) {
-        fds[0] = (struct pollfd){door->wake[0], POLLIN, 0};
-        fds[1] = (struct pollfd){door->listen_fd, door->count < MAX_CONNECTIONS ? POLLIN : 0, 0};
-        for (size_t i = 0; i < door->count; i++)
-            fds[i + 2] = (struct pollfd){door->connections[i]->fd,
-                                         (short)(POLLIN | (door->connections[i]->out.len ? POLLOUT : 0)), 0};
+    bool accepting = true;
+    while (!__atomic_load_n(&door->stopping, __ATOMIC_ACQUIRE)) {
         /* Wake at least once a second, to drop connections that stalled. */
-        if (poll(fds, door->count + 2, 1000) < 0 && errno != EINTR) break;
+        int ready = epoll_wait(door->epoll_fd, events, 256, 1000);
+        if (ready < 0 && errno != EINTR) break;
         time_t now = now_seconds();
         if (__atomic_load_n(&door->stopping, __ATOMIC_ACQUIRE)) break;
-        size_t count = door->count;
-        for (size_t i = 0; i < count; i++) {
-            connection *c = door->connections[i];
-            if (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) {
+        bool incoming = false;
+        for (int i = 0; i < ready; i++) {
+            uint64_t tag = events[i].data.u64;
+            if (tag == WAKE_TAG) continue;
+            if (tag == LISTEN_TAG) {
+                incoming = true;
+                continue;
+            }
+            connection *c = (connection *)(uintptr_t)tag;
+            if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 ssize_t n = recv(c->fd, chunk, sizeof chunk, 0);
                 if (n > 0) {
                     c->last_activity = now;
@@ -706,39 +719,46 @@ static void *run(void *argument) {
             }
         }
         if (door->before_answers) door->before_answers(door->context);
-        for (size_t i = 0; i < count; i++) {
+        for (size_t i = 0; i < door->count;) {
             connection *c = door->connections[i];
             write_pending(c);
             if (now - c->last_activity > IDLE_SECONDS) {
                 c->closing = true;
                 c->out.len = 0; /* a stalled client gets nothing more */
             }
-        }
-        for (size_t i = 0; i < door->count;) { /* close what is done and written */
-            connection *c = door->connections[i];
-            if (c->closing && !c->out.len) {
+            if (c->closing && !c->out.len) { /* done and written: close (epoll forgets it) */
                 connection_close(c);
                 door->connections[i] = door->connections[--door->count];
-            } else {
-                i++;
+                continue;
             }
+            if (c->watching_writes != (c->out.len > 0)) { /* wake for writability only while output waits */
+                c->watching_writes = c->out.len > 0;
+                watch(door, EPOLL_CTL_MOD, c->fd, EPOLLIN | (c->watching_writes ? EPOLLOUT : 0), (uintptr_t)c);
+            }
+            i++;
         }
-        if (fds[1].revents & POLLIN) {
+        while (incoming && door->count < MAX_CONNECTIONS) {
             int fd = accept4(door->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            connection *c = fd >= 0 ? calloc(1, sizeof *c) : NULL;
-            if (c) {
-                c->fd = fd;
-                c->door = door;
-                c->last_activity = now;
-                door->connections[door->count++] = c;
-            } else if (fd >= 0) {
+            if (fd < 0) break;
+            connection *c = calloc(1, sizeof *c);
+            if (!c) {
                 close(fd);
+                break;
             }
+            c->fd = fd;
+            c->door = door;
+            c->last_activity = now;
+            door->connections[door->count++] = c;
+            watch(door, EPOLL_CTL_ADD, fd, EPOLLIN, (uintptr_t)c);
+        }
+        /* At the connection bound, further clients wait in the listen queue. */
+        if (accepting != (door->count < MAX_CONNECTIONS)) {
+            accepting = door->count < MAX_CONNECTIONS;
+            watch(door, EPOLL_CTL_MOD, door->listen_fd, accepting ? EPOLLIN : 0, LISTEN_TAG);
         }
     }
     for (size_t i = 0; i < door->count; i++) connection_close(door->connections[i]);
     door->count = 0;
-    free(fds);
     return NULL;
 }
 
@@ -794,6 +814,18 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         free(door);
         return -1;
     }
+    door->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (door->epoll_fd < 0) {
+        snprintf(error, error_size, "cannot make an epoll instance: %s", strerror(errno));
+        close(door->listen_fd);
+        close(door->wake[0]);
+        close(door->wake[1]);
+        SSL_CTX_free(door->ctx);
+        free(door);
+        return -1;
+    }
+    watch(door, EPOLL_CTL_ADD, door->wake[0], EPOLLIN, WAKE_TAG);
+    watch(door, EPOLL_CTL_ADD, door->listen_fd, EPOLLIN, LISTEN_TAG);
     getsockname(door->listen_fd, (struct sockaddr *)&storage, &length);
     *bound_port = ntohs(storage.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
     if (pthread_create(&door->thread, NULL, run, door) != 0) {
@@ -816,7 +848,7 @@ cx_front_door *cx_front_door_detached(const char *certificate_file, const char *
     door->handler = handler;
     door->tunnel_filter = tunnel_filter;
     door->context = context;
-    door->listen_fd = door->wake[0] = door->wake[1] = -1;
+    door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;
     door->ctx = SSL_CTX_new(TLS_server_method());
     if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||
         SSL_CTX_use_PrivateKey_file(door->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
@@ -850,6 +882,7 @@ void cx_front_door_stop(cx_front_door *door) {
     ssize_t ignored = write(door->wake[1], "x", 1);
     (void)ignored;
     pthread_join(door->thread, NULL);
+    close(door->epoll_fd);
     close(door->listen_fd);
     close(door->wake[0]);
     close(door->wake[1]);
