@@ -13,7 +13,9 @@ public struct JWT: Sendable {
     public let signature: [UInt8]
 
     public enum Malformed: Error, Equatable, CustomStringConvertible {
-        case notThreeParts, notBase64URL(String), notAJSONObject(String)
+        case notThreeParts
+        case notBase64URL(String)
+        case notAJSONObject(String)
         public var description: String {
             switch self {
             case .notThreeParts: "a JWT has three parts separated by dots"

@@ -32,7 +32,9 @@ public struct TestCA: Sendable, Equatable {
     public static func ensure(in directory: String) throws(Failure) -> TestCA {
         // Its parents may be missing (the default is .cxshell/ca); the C side makes the last.
         let parent = (directory as NSString).deletingLastPathComponent
-        if !parent.isEmpty { try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) }
+        if !parent.isEmpty {
+            try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        }
         var message = [CChar](repeating: 0, count: 512)
         guard cx_test_ca_ensure(directory, &message, message.count) == 0 else {
             let text = message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }

@@ -23,7 +23,8 @@ extension Session {
         let (report, response): (JSONObject, HTTPResponse)
         if let environment = Self.apnsHosts[host] {
             (report, response) = apns(request, environment: environment)
-        } else if host == "fcm.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/v1/projects/")) {
+        } else if host == "fcm.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/v1/projects/"))
+        {
             (report, response) = fcm(request)
         } else if host == "oauth2.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/token")) {
             (report, response) = oauth(request)
@@ -75,7 +76,8 @@ extension Session {
             let sentence = "APNs takes HTTP/2 only; this request came over HTTP/1.1"
             return (
                 JSONObject([("network", "apns"), ("status", 505), ("effect", .string(sentence))]),
-                HTTPResponse(status: 505, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
+                HTTPResponse(
+                    status: 505, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
             )
         }
         var headers: [String: String] = [:]
@@ -91,7 +93,8 @@ extension Session {
         var signatureChecked = false
         if let duplicate {
             result = .failure(
-                APNsRejection(status: 400, reason: "DuplicateHeaders", detail: "the header \(duplicate) was sent twice"))
+                APNsRejection(status: 400, reason: "DuplicateHeaders", detail: "the header \(duplicate) was sent twice")
+            )
         } else {
             let now = Double(clock()) / 1000
             result = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
@@ -125,7 +128,10 @@ extension Session {
             var body = JSONObject([("reason", .string(rejection.reason))])
             if let timestamp = rejection.timestamp { body["timestamp"] = .integer(timestamp) }
             responseHeaders = [("apns-id", apnsID), ("content-type", "application/json")]
-            return (report, HTTPResponse(status: rejection.status, headers: responseHeaders, body: JSON.object(body).compactBytes))
+            return (
+                report,
+                HTTPResponse(status: rejection.status, headers: responseHeaders, body: JSON.object(body).compactBytes)
+            )
         case .success(let notification):
             do {
                 let (target, outcome) = try deliver(notification)
@@ -136,7 +142,8 @@ extension Session {
                 report["effect"] = .string(
                     outcome.effect
                         + (signatureChecked
-                            ? "" : "; the provider token's signature was not checked (no key is registered with apns_key)"))
+                            ? ""
+                            : "; the provider token's signature was not checked (no key is registered with apns_key)"))
                 if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
                 responseHeaders = [("apns-id", apnsID)]
                 if environment == .development {
@@ -162,7 +169,9 @@ extension Session {
             report["error"] = .string(error.status)
             report["effect"] = .string("refused: \(error.message)")
             let body = JSON.object(JSONObject([("error", .object(Self.fcmEnvelope(error)))])).compactBytes
-            return (report, HTTPResponse(status: error.code, headers: [("content-type", "application/json")], body: body))
+            return (
+                report, HTTPResponse(status: error.code, headers: [("content-type", "application/json")], body: body)
+            )
         }
         let path = request.path ?? ""
         guard let project = Self.fcmProject(path) else {
@@ -214,7 +223,9 @@ extension Session {
     // MARK: OAuth 2 token endpoint
 
     /// Google's token URL: what an assertion's `aud` must be.
-    static let tokenAudiences: Set = ["https://oauth2.googleapis.com/token", "https://www.googleapis.com/oauth2/v4/token"]
+    static let tokenAudiences: Set = [
+        "https://oauth2.googleapis.com/token", "https://www.googleapis.com/oauth2/v4/token",
+    ]
 
     /// `POST /token`, `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` and an
     /// RS256 `assertion`, as Google's libraries send for a service account.

@@ -108,7 +108,8 @@ public final class Session {
             let team = try request.string("team")
             let pem = try request.string("public_key")
             guard let key = PublicKey(pem: pem), key.kind == .ecP256 else {
-                throw request.invalid("\"public_key\" must be an EC P-256 public key in PEM (-----BEGIN PUBLIC KEY-----)")
+                throw request.invalid(
+                    "\"public_key\" must be an EC P-256 public key in PEM (-----BEGIN PUBLIC KEY-----)")
             }
             apnsKeys.register(APNsProviderTokens.Key(keyID: keyID, team: team, publicKey: key))
             reply["keys"] = .array(apnsKeys.keys.keys.sorted().map(JSON.string))

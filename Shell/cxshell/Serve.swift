@@ -1,6 +1,6 @@
 import CXHost
-import FrontDoor
 import Foundation
+import FrontDoor
 import ShellKit
 
 /// `cxshell serve`: the line protocol on standard input and output.
@@ -46,7 +46,8 @@ enum Serve {
         var door: FrontDoor?
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]) else {
-                FileHandle.standardError.write(Data("cxshell serve: --listen takes ADDRESS:PORT, not '\(listen)'\n".utf8))
+                FileHandle.standardError.write(
+                    Data("cxshell serve: --listen takes ADDRESS:PORT, not '\(listen)'\n".utf8))
                 return 2
             }
             let address = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
@@ -54,14 +55,14 @@ enum Serve {
                 let ca = try TestCA.ensure(in: caDirectory)
                 door = try FrontDoor(
                     address: address, port: port, ca: ca, tunnelHosts: Session.isServiceHost,
-                    beforeAnswers: { world.withLock { _ = $0.flush() } }
-                ) { request in
-                    world.withLock { world in
-                        let exchange = world.session.handle(network: request)
-                        world.pending += exchange.lines
-                        return exchange.response
-                    }
-                }
+                    beforeAnswers: { world.withLock { _ = $0.flush() } },
+                    handler: { request in
+                        world.withLock { world in
+                            let exchange = world.session.handle(network: request)
+                            world.pending += exchange.lines
+                            return exchange.response
+                        }
+                    })
                 let shown = address.contains(":") ? "[\(address)]:\(door!.port)" : "\(address):\(door!.port)"
                 let path = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
                 _ = writeLines([#"{"listening":{"address":"\#(shown)","ca":"\#(path)"}}"#])

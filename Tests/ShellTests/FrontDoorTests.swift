@@ -191,7 +191,8 @@ import Testing
         let shell = try Shell()
         let token = try iosDevice(shell)
         let h2c = try shell.curl([
-            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H", "authorization: \(Self.providerToken)",
+            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H",
+            "authorization: \(Self.providerToken)",
             "-d", #"{"aps":{"alert":"h2c"}}"#,
             "http://127.0.0.1:\(shell.port)/3/device/\(token)",
         ])
@@ -252,7 +253,8 @@ import Testing
         )
         #expect(registered.last?.contains(#""keys":["ABC123DEFG"]"#) == true, "\(registered)")
         #expect(reason(try push(signer.authorization(issuedAt: now, signed: false))) == "InvalidProviderToken")
-        #expect(reason(try push(ProviderTokenSigner(keyID: "ZZZ").authorization(issuedAt: now))) == "InvalidProviderToken")
+        #expect(
+            reason(try push(ProviderTokenSigner(keyID: "ZZZ").authorization(issuedAt: now))) == "InvalidProviderToken")
         #expect(reason(try push(ProviderTokenSigner().authorization(issuedAt: now))) == "InvalidProviderToken")
         #expect(try push(signer.authorization(issuedAt: now)).hasPrefix("HTTP/2 200"))
         let reports = shell.linesWritten().filter { $0.hasPrefix(#"{"network""#) }
@@ -275,8 +277,10 @@ import Testing
         _ = try shell.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events","input":""}"#)
         let account = ServiceAccountSigner()
         let now = Date().timeIntervalSince1970
-        let tls = ["--cacert", shell.ca, "--resolve", "oauth2.googleapis.com:\(shell.port):127.0.0.1",
-                   "--resolve", "fcm.googleapis.com:\(shell.port):127.0.0.1"]
+        let tls = [
+            "--cacert", shell.ca, "--resolve", "oauth2.googleapis.com:\(shell.port):127.0.0.1",
+            "--resolve", "fcm.googleapis.com:\(shell.port):127.0.0.1",
+        ]
         func tokenAnswer(_ form: String) throws -> String {
             try shell.curl(tls + ["--http1.1", "-d", form, "https://oauth2.googleapis.com:\(shell.port)/token"])
         }
@@ -302,17 +306,23 @@ import Testing
             try shell.curl(
                 tls + [http2 ? "--http2" : "--http1.1", "-H", "content-type: application/json"]
                     + (bearer.map { ["-H", "authorization: Bearer \($0)"] } ?? [])
-                    + ["-d", #"{"message":{"token":"\#(token)","data":{"n":"1"}}}"#,
-                       "https://fcm.googleapis.com:\(shell.port)/v1/projects/\(project)/messages:send"])
+                    + [
+                        "-d", #"{"message":{"token":"\#(token)","data":{"n":"1"}}}"#,
+                        "https://fcm.googleapis.com:\(shell.port)/v1/projects/\(project)/messages:send",
+                    ])
         }
         let unauthenticated = try send(nil)
-        #expect(unauthenticated.hasPrefix("HTTP/2 401") && body(unauthenticated)?["error"]?["status"] == "UNAUTHENTICATED")
+        #expect(
+            unauthenticated.hasPrefix("HTTP/2 401") && body(unauthenticated)?["error"]?["status"] == "UNAUTHENTICATED")
         _ = shell.linesWritten()
         let sent = try send(accessToken)
         #expect(sent.hasPrefix("HTTP/2 200"))
         #expect(body(sent)?["name"]?.stringValue?.hasPrefix("projects/demo/messages/0:") == true)
         let lines = shell.linesWritten()
-        #expect(lines.first == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"n\":\"1\",\"mobiler_push\":\"received\"}"}"#)
+        #expect(
+            lines.first
+                == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"n\":\"1\",\"mobiler_push\":\"received\"}"}"#
+        )
         #expect(lines.last?.hasPrefix(#"{"network":"fcm","status":200,"device":"d1""#) == true)
         let mismatch = try send(accessToken, project: "other", http2: false)
         #expect(mismatch.hasPrefix("HTTP/1.1 403"))
@@ -398,22 +408,33 @@ import Testing
             ("a bad HTTP/2 preface", Array("PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n".utf8), ""),
             ("a truncated TLS record", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01], ""),
             ("garbage", Array("\u{01}\u{02}\u{03} hello\r\n\r\n".utf8), "HTTP/1.1 400"),
-            ("a header block over 64 KiB",
-             Array(("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 70_000) + "\r\n\r\n").utf8),
-             "HTTP/1.1 431"),
-            ("a body over 1 MiB",
-             Array("POST /token HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n".utf8)
-                + [UInt8](repeating: 0x61, count: 1_100_000), "HTTP/1.1 413"),
+            (
+                "a header block over 64 KiB",
+                Array(
+                    ("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 70_000) + "\r\n\r\n").utf8),
+                "HTTP/1.1 431"
+            ),
+            (
+                "a body over 1 MiB",
+                Array("POST /token HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n".utf8)
+                    + [UInt8](repeating: 0x61, count: 1_100_000), "HTTP/1.1 413"
+            ),
             ("a CONNECT without a port", Array("CONNECT api.push.apple.com HTTP/1.1\r\n\r\n".utf8), "HTTP/1.1 400"),
             ("a CONNECT elsewhere", Array("CONNECT example.com:443 HTTP/1.1\r\n\r\n".utf8), "HTTP/1.1 403"),
             // An h2c upgrade is answered as HTTP/1.1 (a server may ignore Upgrade).
-            ("an h2c upgrade", Array("GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n".utf8), "HTTP/1.1 404"),
+            (
+                "an h2c upgrade",
+                Array(
+                    "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
+                        .utf8), "HTTP/1.1 404"
+            ),
         ]
         for (name, bytes, expected) in cases {
             let answer = Self.raw(bytes, port: shell.port)
             #expect(answer.hasPrefix(expected), "\(name): \(answer.prefix(80))")
             let after = try shell.curl([
-                "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H", "authorization: \(Self.providerToken)",
+                "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H",
+                "authorization: \(Self.providerToken)",
                 "-d", #"{"aps":{"alert":"still here"}}"#, "http://127.0.0.1:\(shell.port)/3/device/\(token)",
             ])
             #expect(after.hasPrefix("HTTP/2 200"), "after \(name): \(after.prefix(80))")
