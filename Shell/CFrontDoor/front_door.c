@@ -87,12 +87,16 @@ void cx_http_answer_set(cx_http_answer *answer, int status, const cx_http_header
     buffer_append(&answer->body, body, body_len);
 }
 
-static void answer_free(cx_http_answer *answer) {
-    for (size_t i = 0; i < answer->header_count; i++) {
-        free((char *)answer->headers[i].name);
-        free((char *)answer->headers[i].value);
+static void headers_free(const cx_http_header *headers, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        free((char *)headers[i].name);
+        free((char *)headers[i].value);
     }
-    free(answer->headers);
+    free((void *)headers);
+}
+
+static void answer_free(cx_http_answer *answer) {
+    headers_free(answer->headers, answer->header_count);
     buffer_free(&answer->body);
 }
 
@@ -144,11 +148,7 @@ struct cx_front_door {
 /* ---- streams and requests -------------------------------------------------------- */
 
 static void stream_free(stream *s) {
-    for (size_t i = 0; i < s->header_count; i++) {
-        free((char *)s->headers[i].name);
-        free((char *)s->headers[i].value);
-    }
-    free(s->headers);
+    headers_free(s->headers, s->header_count);
     buffer_free(&s->body);
     answer_free(&s->answer);
     free(s);

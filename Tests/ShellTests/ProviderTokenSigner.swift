@@ -25,14 +25,7 @@ final class ProviderTokenSigner: @unchecked Sendable {
     deinit { EVP_PKEY_free(key) }
 
     /// The public key as PEM, for `apns_key`.
-    var publicKeyPEM: String {
-        let bio = BIO_new(BIO_s_mem())
-        defer { BIO_free(bio) }
-        PEM_write_bio_PUBKEY(bio, key)
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let count = BIO_read(bio, &bytes, Int32(bytes.count))
-        return String(decoding: bytes.prefix(Int(max(count, 0))), as: UTF8.self)
-    }
+    var publicKeyPEM: String { pem(ofPublicKey: key) }
 
     /// `bearer <JWT>` issued at `issuedAt`, signed by this key (or with 64 zero bytes).
     func authorization(issuedAt: Double, team: String? = nil, signed: Bool = true) -> String {
@@ -85,14 +78,7 @@ final class ServiceAccountSigner: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(key) }
 
-    var publicKeyPEM: String {
-        let bio = BIO_new(BIO_s_mem())
-        defer { BIO_free(bio) }
-        PEM_write_bio_PUBKEY(bio, key)
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let count = BIO_read(bio, &bytes, Int32(bytes.count))
-        return String(decoding: bytes.prefix(Int(max(count, 0))), as: UTF8.self)
-    }
+    var publicKeyPEM: String { pem(ofPublicKey: key) }
 
     /// The form body Google's libraries post to the token endpoint.
     func tokenRequest(issuedAt: Double, lifetime: Double = 3600, signed: Bool = true) -> String {
@@ -113,4 +99,14 @@ final class ServiceAccountSigner: @unchecked Sendable {
         let assertion = "\(header).\(claims).\(JWT.base64URLEncode(signature))"
         return "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
     }
+}
+
+/// `key`'s public half as PEM, as `apns_key` and `google_key` take it.
+private func pem(ofPublicKey key: OpaquePointer) -> String {
+    let bio = BIO_new(BIO_s_mem())
+    defer { BIO_free(bio) }
+    PEM_write_bio_PUBKEY(bio, key)
+    var bytes = [UInt8](repeating: 0, count: 4096)
+    let count = BIO_read(bio, &bytes, Int32(bytes.count))
+    return String(decoding: bytes.prefix(Int(max(count, 0))), as: UTF8.self)
 }
