@@ -108,6 +108,7 @@ typedef struct stream {
     bool too_large;
     cx_http_answer answer;
     size_t sent;
+    struct stream *prev, *next; /* the connection's open HTTP/2 streams */
 } stream;
 
 /* What runs inside the (clear or TLS) byte stream, once the first bytes told. */
@@ -128,6 +129,9 @@ typedef struct connection {
     bool h1_field_last; /* the last header callback was a name (a value follows) */
     buffer in, app_in, out;
     char server_name[256];
+    /* nghttp2_session_del frees its streams without closing them, so the streams a
+       connection still has open when it ends are freed from this list. */
+    stream *streams;
 } connection;
 
 struct cx_front_door {
@@ -218,11 +222,14 @@ static int add_header(stream *s, const char *name, size_t name_len, const char *
 }
 
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data) {
-    (void)user_data;
+    connection *c = user_data;
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
     stream *s = calloc(1, sizeof *s);
     if (!s) return NGHTTP2_ERR_CALLBACK_FAILURE;
     s->id = frame->hd.stream_id;
+    s->next = c->streams;
+    if (c->streams) c->streams->prev = s;
+    c->streams = s;
     nghttp2_session_set_stream_user_data(session, s->id, s);
     return 0;
 }
@@ -261,10 +268,14 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 }
 
 static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code, void *user_data) {
-    (void)error_code, (void)user_data;
+    (void)error_code;
+    connection *c = user_data;
     stream *s = nghttp2_session_get_stream_user_data(session, stream_id);
     if (s) {
         nghttp2_session_set_stream_user_data(session, stream_id, NULL);
+        if (s->prev) s->prev->next = s->next;
+        else c->streams = s->next;
+        if (s->next) s->next->prev = s->prev;
         stream_free(s);
     }
     return 0;
@@ -637,7 +648,12 @@ static void receive(connection *c, const unsigned char *data, size_t len) {
 }
 
 static void connection_close(connection *c) {
-    if (c->h2) nghttp2_session_del(c->h2); /* closes its streams, which frees them */
+    if (c->h2) nghttp2_session_del(c->h2);
+    while (c->streams) {
+        stream *next = c->streams->next;
+        stream_free(c->streams);
+        c->streams = next;
+    }
     if (c->h1_request) stream_free(c->h1_request);
     buffer_free(&c->app_in);
     if (c->ssl) SSL_free(c->ssl);           /* frees both BIOs */
