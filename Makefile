@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test lib c-test bench fuzz sanitize soak install
+.PHONY: deps build demo test lib c-test fuzz-findings bench fuzz sanitize soak install
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
@@ -61,6 +61,17 @@ c-test: lib
 	$(PREFIX)/core_test
 	cc $(C_FLAGS) -fsanitize=address -fno-omit-frame-pointer $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test_asan
 	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/core_test_asan
+
+# The inputs that once found a bug in the front door's transport, replayed through its
+# fuzz harness under AddressSanitizer (leaks included) without libFuzzer.
+FUZZ_FINDINGS := $(wildcard Tests/Fuzz/regressions/FrontDoor/*)
+fuzz-findings: deps
+	$(SWIFT) build --product cxshell
+	.build/debug/cxshell ca $(PREFIX)/fuzz-ca >/dev/null
+	cc -std=c11 -g -fsanitize=address -fno-omit-frame-pointer -IShell/CFrontDoor/include \
+		Shell/CFrontDoor/front_door.c Tests/Fuzz/FuzzFrontDoor.c Tests/Fuzz/replay.c \
+		-lssl -lcrypto -lnghttp2 -lhttp_parser -o $(PREFIX)/fuzz_findings
+	CX_FUZZ_CA=$(PREFIX)/fuzz-ca ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/fuzz_findings $(FUZZ_FINDINGS)
 
 # Every performance figure, one JSON line each, in release mode (Docs/Performance.md).
 bench: deps
