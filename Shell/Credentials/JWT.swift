@@ -40,8 +40,14 @@ public struct JWT: Sendable {
     }
 
     /// A number claim (`iat`, `exp`) in seconds; fractions allowed, as some clients send.
+    /// A string of decimal seconds (`"1700000000"`) counts too: a Python APNs client in use
+    /// (kalyke) sends `iat` that way, and a backend's own client must not fail here for it.
     public func seconds(_ claim: String) -> Double? {
-        claims[claim]?.numberValue?.doubleValue
+        if let number = claims[claim]?.numberValue { return number.doubleValue }
+        guard let text = claims[claim]?.stringValue, !text.isEmpty, text.utf8.count <= 32 else { return nil }
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (48...57).contains($0) } }) else { return nil }
+        return Double(text)
     }
 
     /// RFC 7515's base64url, without padding (padding is tolerated).

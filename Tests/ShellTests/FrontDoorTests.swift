@@ -257,6 +257,13 @@ import Testing
             reason(try push(ProviderTokenSigner(keyID: "ZZZ").authorization(issuedAt: now))) == "InvalidProviderToken")
         #expect(reason(try push(ProviderTokenSigner().authorization(issuedAt: now))) == "InvalidProviderToken")
         #expect(try push(signer.authorization(issuedAt: now)).hasPrefix("HTTP/2 200"))
+        // iat as a string of seconds, as kalyke (a Python APNs client) sends it, is read as
+        // its number; a string that is not one is refused.
+        #expect(try push(signer.authorization(issuedAt: now, iatJSON: "\"\(Int(now))\"")).hasPrefix("HTTP/2 200"))
+        #expect(reason(try push(signer.authorization(issuedAt: now, iatJSON: #""now""#))) == "InvalidProviderToken")
+        #expect(
+            reason(try push(signer.authorization(issuedAt: now, iatJSON: "\"\(Int(now) - 3601)\"")))
+                == "ExpiredProviderToken")
         let reports = shell.linesWritten().filter { $0.hasPrefix(#"{"network""#) }
         #expect(reports.last?.contains("not checked") == false)
         // A key that is not an EC P-256 public key is refused by name.

@@ -28,9 +28,11 @@ final class ProviderTokenSigner: @unchecked Sendable {
     var publicKeyPEM: String { pem(ofPublicKey: key) }
 
     /// `bearer <JWT>` issued at `issuedAt`, signed by this key (or with 64 zero bytes).
-    func authorization(issuedAt: Double, team: String? = nil, signed: Bool = true) -> String {
+    /// `iatJSON` replaces the `iat` claim's JSON text, for clients that send it otherwise.
+    func authorization(issuedAt: Double, team: String? = nil, signed: Bool = true, iatJSON: String? = nil) -> String {
         let header = JWT.base64URLEncode(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
-        let claims = JWT.base64URLEncode(Array(#"{"iss":"\#(team ?? self.team)","iat":\#(issuedAt)}"#.utf8))
+        let iat = iatJSON ?? "\(issuedAt)"
+        let claims = JWT.base64URLEncode(Array(#"{"iss":"\#(team ?? self.team)","iat":\#(iat)}"#.utf8))
         let input = Array("\(header).\(claims)".utf8)
         let signature = signed ? sign(input) : [UInt8](repeating: 0, count: 64)
         return "bearer \(header).\(claims).\(JWT.base64URLEncode(signature))"
