@@ -778,6 +778,15 @@ static void *run(void *argument) {
     return NULL;
 }
 
+/* Closes what a door has opened (a descriptor it never opened is -1) and frees it. */
+static void door_free(cx_front_door *door) {
+    int fds[] = {door->epoll_fd, door->listen_fd, door->wake[0], door->wake[1]};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    SSL_CTX_free(door->ctx);
+    free(door);
+}
+
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
                         cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
                         void *context, cx_front_door **out, int *bound_port, char *error, size_t error_size) {
@@ -806,6 +815,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
     door->tunnel_filter = tunnel_filter;
     door->before_answers = before_answers;
     door->context = context;
+    door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;
     door->ctx = SSL_CTX_new(TLS_server_method());
     if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||
         SSL_CTX_use_PrivateKey_file(door->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
@@ -813,8 +823,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         snprintf(error, error_size, "cannot load the server certificate: %s",
                  code ? ERR_reason_error_string(code) : "unknown error");
         ERR_clear_error();
-        SSL_CTX_free(door->ctx);
-        free(door);
+        door_free(door);
         return -1;
     }
     SSL_CTX_set_min_proto_version(door->ctx, TLS1_2_VERSION);
@@ -825,19 +834,13 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         bind(door->listen_fd, (struct sockaddr *)&storage, length) != 0 || listen(door->listen_fd, 128) != 0 ||
         pipe(door->wake) != 0) {
         snprintf(error, error_size, "cannot listen on %s:%d: %s", address, port, strerror(errno));
-        if (door->listen_fd >= 0) close(door->listen_fd);
-        SSL_CTX_free(door->ctx);
-        free(door);
+        door_free(door);
         return -1;
     }
     door->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (door->epoll_fd < 0) {
         snprintf(error, error_size, "cannot make an epoll instance: %s", strerror(errno));
-        close(door->listen_fd);
-        close(door->wake[0]);
-        close(door->wake[1]);
-        SSL_CTX_free(door->ctx);
-        free(door);
+        door_free(door);
         return -1;
     }
     watch(door, EPOLL_CTL_ADD, door->wake[0], EPOLLIN, WAKE_TAG);
@@ -846,11 +849,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
     *bound_port = ntohs(storage.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
     if (pthread_create(&door->thread, NULL, run, door) != 0) {
         snprintf(error, error_size, "cannot start the front door's thread");
-        close(door->listen_fd);
-        close(door->wake[0]);
-        close(door->wake[1]);
-        SSL_CTX_free(door->ctx);
-        free(door);
+        door_free(door);
         return -1;
     }
     *out = door;
@@ -868,8 +867,7 @@ cx_front_door *cx_front_door_detached(const char *certificate_file, const char *
     door->ctx = SSL_CTX_new(TLS_server_method());
     if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||
         SSL_CTX_use_PrivateKey_file(door->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-        SSL_CTX_free(door->ctx);
-        free(door);
+        door_free(door);
         return NULL;
     }
     SSL_CTX_set_alpn_select_cb(door->ctx, select_alpn, NULL);
@@ -894,14 +892,11 @@ size_t cx_front_door_feed(cx_front_door *door, const unsigned char *data, size_t
 
 void cx_front_door_stop(cx_front_door *door) {
     if (!door) return;
-    __atomic_store_n(&door->stopping, true, __ATOMIC_RELEASE);
-    ssize_t ignored = write(door->wake[1], "x", 1);
-    (void)ignored;
-    pthread_join(door->thread, NULL);
-    close(door->epoll_fd);
-    close(door->listen_fd);
-    close(door->wake[0]);
-    close(door->wake[1]);
-    SSL_CTX_free(door->ctx);
-    free(door);
+    if (door->wake[1] >= 0) { /* a detached door has no thread */
+        __atomic_store_n(&door->stopping, true, __ATOMIC_RELEASE);
+        ssize_t ignored = write(door->wake[1], "x", 1);
+        (void)ignored;
+        pthread_join(door->thread, NULL);
+    }
+    door_free(door);
 }

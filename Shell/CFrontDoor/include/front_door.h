@@ -56,7 +56,8 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
                         cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
                         void *context, cx_front_door **out, int *bound_port, char *error, size_t error_size);
 
-/* Closes every connection and the port, and joins the thread. */
+/* Closes every connection and the port, joins the thread, and frees the door (a
+   detached one too). */
 void cx_front_door_stop(cx_front_door *door);
 
 /* For fuzzing the transport without sockets: a door that does not listen, and one
