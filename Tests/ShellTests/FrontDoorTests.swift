@@ -453,6 +453,32 @@ import Testing
     }
 
     /// A service people run: SIGTERM (or SIGINT) ends it with status 0, connections and all.
+    /// A port that cannot be had, or an address that is not one, ends `serve` with a
+    /// sentence that names it and a failure status, and no `listening` line.
+    @Test func aPortThatCannotBeHadIsNamed() throws {
+        let taken = try Shell()
+        for (listen, named) in [
+            ("127.0.0.1:\(taken.port)", "cannot listen on 127.0.0.1:\(taken.port): Address already in use"),
+            ("example.org:0", "'example.org' is not an IPv4 or IPv6 address"),
+            ("127.0.0.1", "--listen takes ADDRESS:PORT, not '127.0.0.1'"),
+        ] {
+            let process = Process()
+            let output = Pipe()
+            let errors = Pipe()
+            process.executableURL = ServeProcessTests.executable
+            process.arguments = ["serve", "--listen", listen, "--ca-dir", taken.directory + "/ca"]
+            process.standardInput = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            process.waitUntilExit()
+            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus != 0, "\(listen)")
+            #expect(output.fileHandleForReading.readDataToEndOfFile().isEmpty, "\(listen)")
+            #expect(said.contains(named), "\(listen): \(said)")
+        }
+    }
+
     @Test func aSignalEndsTheServiceCleanly() throws {
         for signal in [SIGTERM, SIGINT] {
             let shell = try Shell()
