@@ -377,24 +377,9 @@ import Testing
     /// Sends raw bytes on a new connection (closing its write side after them) and
     /// returns what came back before the shell closed it.
     static func raw(_ bytes: [UInt8], port: Int) -> String {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let socket = connection(port: port) else { return "(no connection)" }
         defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return "(no connection)" }
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count <= 0 { break }
-            sent += count
-        }
+        write(bytes, to: socket)
         shutdown(socket, Int32(SHUT_WR))
         var answer = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -404,6 +389,54 @@ import Testing
             answer += chunk[..<count]
         }
         return String(decoding: answer, as: UTF8.self)
+    }
+
+    /// A TCP connection to the shell's port, or nil.
+    static func connection(port: Int) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard socket >= 0, connected == 0 else {
+            if socket >= 0 { close(socket) }
+            return nil
+        }
+        return socket
+    }
+
+    static func write(_ bytes: [UInt8], to socket: Int32) {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count <= 0 { break }
+            sent += count
+        }
+    }
+
+    /// One HTTP/1.1 answer's head on a kept-alive connection (a 401 has a short body
+    /// that this reads too, up to the bytes it says).
+    static func answer(on socket: Int32) -> String {
+        var bytes = [UInt8]()
+        var byte: UInt8 = 0
+        while bytes.suffix(4) != [13, 10, 13, 10], recv(socket, &byte, 1, 0) == 1 { bytes.append(byte) }
+        let head = String(decoding: bytes, as: UTF8.self)
+        let length =
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        var body = [UInt8](repeating: 0, count: length)
+        var read = 0
+        while read < length {
+            let count = body[read...].withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            read += count
+        }
+        return head
     }
 
     /// Malformed and hostile input gets an answer (or a closed connection), never
@@ -477,6 +510,45 @@ import Testing
             #expect(output.fileHandleForReading.readDataToEndOfFile().isEmpty, "\(listen)")
             #expect(said.contains(named), "\(listen): \(said)")
         }
+    }
+
+    /// At most 1,024 connections at once: the next client waits in the listen queue,
+    /// unanswered, and is served as soon as one of them closes. The interleaving is forced
+    /// by round trips, not by waiting: the loop reads every ready connection each turn, so
+    /// three round trips on another connection give an accepted client time to be answered.
+    @Test func theConnectionBoundMakesTheNextClientWait() throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = min(limit.rlim_max, 4096)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        try #require(limit.rlim_cur >= 2200, "needs 2,200 descriptors; the hard limit is \(limit.rlim_max)")
+        let shell = try Shell()  // spawned after the limit was raised: it inherits it
+        let request = Array(
+            "POST /v1/projects/demo/messages:send HTTP/1.1\r\nHost: fcm.googleapis.com\r\nContent-Length: 2\r\n\r\n{}"
+                .utf8)
+        var held: [Int32] = []
+        defer { for socket in held { close(socket) } }
+        // A round trip every 64 connections: each one served means it and those before it
+        // were accepted, and keeps the listen queue short (an overflowing queue drops SYNs,
+        // which clients retry only after a second).
+        for index in 0..<1024 {
+            held.append(try #require(Self.connection(port: shell.port)))
+            if index % 64 == 63 {
+                Self.write(request, to: held[index])
+                #expect(Self.answer(on: held[index]).hasPrefix("HTTP/1.1 401"))
+            }
+        }
+        let waiting = try #require(Self.connection(port: shell.port))
+        defer { close(waiting) }
+        Self.write(request, to: waiting)
+        for _ in 0..<3 {
+            Self.write(request, to: held[0])
+            #expect(Self.answer(on: held[0]).hasPrefix("HTTP/1.1 401"))
+        }
+        var byte: UInt8 = 0
+        #expect(recv(waiting, &byte, 1, Int32(MSG_DONTWAIT)) == -1 && errno == EAGAIN, "answered past the bound")
+        close(held.removeLast())
+        #expect(Self.answer(on: waiting).hasPrefix("HTTP/1.1 401"))
     }
 
     @Test func aSignalEndsTheServiceCleanly() throws {
