@@ -14,12 +14,17 @@ public struct APNsProviderTokens: Sendable {
     }
 
     public private(set) var keys: [String: Key] = [:]
+    /// Tokens that passed, by header and team: a backend sends the same token for up to
+    /// an hour, and checking it again (base64, JSON, a signature) is most of a push's
+    /// cost. Only their expiry is checked again. A new key forgets them all.
+    private var accepted: [String: Accepted] = [:]
 
     public init() {}
 
     /// Registers (or replaces) the ES256 public key for `keyID`, owned by `team`.
     public mutating func register(_ key: Key) {
         keys[key.keyID] = key
+        accepted.removeAll()
     }
 
     /// A refusal: Apple's reason (all are 403) and a sentence.
@@ -36,8 +41,24 @@ public struct APNsProviderTokens: Sendable {
     }
 
     /// Checks a push's `authorization` header for an app of `team` at `now` (seconds
-    /// since 1970).
-    public func check(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
+    /// since 1970). A token that passed is remembered (at most 1,024) until it expires.
+    public mutating func check(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
+        let cacheKey = (authorization ?? "") + "\u{0}" + team
+        if let known = accepted[cacheKey], !Self.hasExpired(issuedAt: known.issuedAt, now: now) {
+            return .success(known)
+        }
+        let result = verify(authorization: authorization, team: team, now: now)
+        if case .success(let passed) = result {
+            if accepted.count >= 1024 { accepted.removeAll() }
+            accepted[cacheKey] = passed
+        }
+        return result
+    }
+
+    /// Apple refuses a token issued more than an hour ago.
+    static func hasExpired(issuedAt: Double, now: Double) -> Bool { now - issuedAt > 3600 }
+
+    private func verify(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
         func refuse(_ reason: String, _ detail: String) -> Result<Accepted, Refusal> {
             .failure(Refusal(reason: reason, detail: detail))
         }
@@ -68,7 +89,7 @@ public struct APNsProviderTokens: Sendable {
         guard jwt.signature.count == 64 else {
             return refuse("InvalidProviderToken", "an ES256 signature is 64 bytes, not \(jwt.signature.count)")
         }
-        if now - issuedAt > 3600 {
+        if Self.hasExpired(issuedAt: issuedAt, now: now) {
             return refuse("ExpiredProviderToken", "the provider token was issued more than an hour ago")
         }
         var checked = false

@@ -33,17 +33,11 @@ extension Session {
         } else if path.hasPrefix("/3/device/") {
             (report, response) = apns(request, environment: nil)
         } else {
-            let body = "no service here answers \(request.method ?? "?") \(path)\n"
-            (report, response) = (
-                JSONObject([("network", "http"), ("status", 404), ("effect", .string(body.dropLast().description))]),
-                HTTPResponse(status: 404, headers: [("content-type", "text/plain")], body: Array(body.utf8))
-            )
+            (report, response) = Self.plain("http", 404, "no service here answers \(request.method ?? "?") \(path)")
         }
+        let problem = waitForTouchedHosts()
         var lines = endpoint.takeLines()
-        if let problem = waitForTouchedHosts() {
-            lines.append(JSONObject([("network", "error"), ("effect", .string(problem))]).compactText)
-        }
-        lines += endpoint.takeLines()
+        if let problem { lines.append(JSONObject([("network", "error"), ("effect", .string(problem))]).compactText) }
         lines.append(report.compactText)
         return NetworkExchange(lines: lines, response: response)
     }
@@ -62,10 +56,16 @@ extension Session {
 
     /// The services the front door does not serve yet answer so, rather than 404.
     static func notBuilt(_ what: String) -> (JSONObject, HTTPResponse) {
-        let sentence = "the front door does not serve \(what) yet; APNs, FCM and OAuth are built"
-        return (
-            JSONObject([("network", "http"), ("status", 501), ("effect", .string(sentence))]),
-            HTTPResponse(status: 501, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
+        plain("http", 501, "the front door does not serve \(what) yet; APNs, FCM and OAuth are built")
+    }
+
+    /// An answer that is one sentence of plain text, and its report line.
+    static func plain(_ service: String, _ status: Int, _ sentence: String) -> (JSONObject, HTTPResponse) {
+        (
+            JSONObject([
+                ("network", .string(service)), ("status", .integer(Int64(status))), ("effect", .string(sentence)),
+            ]),
+            HTTPResponse(status: status, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
         )
     }
 
@@ -73,12 +73,7 @@ extension Session {
     /// that issued the token, so no environment mismatch arises.
     func apns(_ request: HTTPRequest, environment: APNsEnvironment?) -> (JSONObject, HTTPResponse) {
         guard request.http2 else {
-            let sentence = "APNs takes HTTP/2 only; this request came over HTTP/1.1"
-            return (
-                JSONObject([("network", "apns"), ("status", 505), ("effect", .string(sentence))]),
-                HTTPResponse(
-                    status: 505, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
-            )
+            return Self.plain("apns", 505, "APNs takes HTTP/2 only; this request came over HTTP/1.1")
         }
         var headers: [String: String] = [:]
         var duplicate: String?
@@ -99,16 +94,8 @@ extension Session {
             let now = Double(clock()) / 1000
             result = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
                 .validate(tokens: registry.apnsRecord) { [self] record in
-                    let authorization = headers["authorization"]
-                    let cacheKey = (authorization ?? "") + "\u{0}" + record.team
-                    if let accepted = acceptedProviderTokens[cacheKey], now - accepted.issuedAt <= 3600 {
-                        signatureChecked = accepted.signatureChecked
-                        return nil
-                    }
-                    switch apnsKeys.check(authorization: authorization, team: record.team, now: now) {
+                    switch apnsKeys.check(authorization: headers["authorization"], team: record.team, now: now) {
                     case .success(let accepted):
-                        if acceptedProviderTokens.count >= 1024 { acceptedProviderTokens.removeAll() }
-                        acceptedProviderTokens[cacheKey] = accepted
                         signatureChecked = accepted.signatureChecked
                         return nil
                     case .failure(let refusal):

@@ -32,13 +32,7 @@ public final class Session {
     /// The devices a request touched: their hosts are waited for before its reply.
     var touched: [Device] = []
     /// The APNs signing keys registered with `apns_key` (the front door checks them).
-    var apnsKeys = APNsProviderTokens() {
-        didSet { acceptedProviderTokens.removeAll() }
-    }
-    /// Provider tokens that passed, by header and team: a backend sends the same token
-    /// for up to an hour, and checking it again (base64, JSON, a signature) each time
-    /// is most of a push's cost. Only their expiry is checked again.
-    var acceptedProviderTokens: [String: APNsProviderTokens.Accepted] = [:]
+    var apnsKeys = APNsProviderTokens()
     /// Google service accounts' public keys, by client email (`google_key`), and the
     /// access tokens the OAuth endpoint issued, with when they expire (ms).
     var googleKeys: [String: PublicKey] = [:]

@@ -9,7 +9,7 @@ import HTTPMessage
 public func fuzzCredentials(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let text = String(decoding: bytes, as: UTF8.self)
-    let tokens = APNsProviderTokens()
+    var tokens = APNsProviderTokens()
     if case .success = tokens.check(authorization: "bearer " + text, team: "TEAM000001", now: 1_700_000_000) {
         guard let jwt = try? JWT(text) else { fatalError("accepted a token that is not a JWT") }
         precondition(jwt.header["alg"] == "ES256" && jwt.claims["iss"] == "TEAM000001")
