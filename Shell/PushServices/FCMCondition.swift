@@ -10,7 +10,7 @@ public enum FCMCondition {
     public static let maxTopics = 5
 
     /// A parsed condition, evaluated per device against the topics its token holds.
-    public indirect enum Expression: Sendable, Equatable {
+    public indirect enum Expression: Sendable, Hashable {
         case topic(String)
         case not(Expression)
         case and(Expression, Expression)

@@ -18,7 +18,8 @@ public enum FCMTarget: Sendable, Hashable {
     /// A Firebase installation id, where the newer SDKs allow it instead of a token.
     case fid(String)
     case topic(String)
-    case condition(String)
+    /// A topic condition, parsed once when the message is validated.
+    case condition(FCMCondition.Expression)
 }
 
 /// What FCM knows of a registration token (or installation id): the Firebase
@@ -227,8 +228,10 @@ extension FCMRequest {
             guard isTopicName(name) else { throw .invalidArgument("Malformed topic name: '\(value)'") }
             return .topic(name)
         default:
-            if case .failure(let error) = FCMCondition.parse(value) { throw error }
-            return .condition(value)
+            switch FCMCondition.parse(value) {
+            case .failure(let error): throw error
+            case .success(let condition): return .condition(condition)
+            }
         }
     }
 

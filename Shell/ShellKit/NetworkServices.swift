@@ -182,16 +182,16 @@ extension Session {
             return answer(error)
         case .success(let sent):
             report["status"] = 200
-            if let device = sent.fields["device"] { report["device"] = device }
-            if let devices = sent.fields["devices"]?.arrayValue {
+            if let device = sent["device"] { report["device"] = device }
+            if let devices = sent["devices"]?.arrayValue {
                 report["devices"] = .array(
                     devices.map { entry in
                         .object(JSONObject([("device", entry["device"] ?? nil), ("result", entry["effect"] ?? nil)]))
                     })
             }
-            report["name"] = sent.fields["name"]
-            report["effect"] = sent.fields["effect"] ?? "sent"
-            let body = JSON.object(JSONObject([("name", sent.fields["name"] ?? nil)])).compactBytes
+            report["name"] = sent["name"]
+            report["effect"] = sent["effect"] ?? "sent"
+            let body = JSON.object(JSONObject([("name", sent["name"] ?? nil)])).compactBytes
             return (report, HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: body))
         }
     }

@@ -362,19 +362,16 @@ public final class Session {
         case .failure(let error):
             reply = Self.fcmError(request.id, error)
         case .success(let sent):
-            for (key, value) in sent.fields { reply[key] = value }
+            for (key, value) in sent { reply[key] = value }
         }
     }
 
-    /// What FCM did with an accepted message: the reply's fields (`name`, `device` or
-    /// `devices`, `effect`, `tray_id`).
-    struct FCMSent {
-        var fields = JSONObject()
-    }
-
     /// Validates, routes and delivers one `messages:send` body, as FCM does; one
-    /// function for the line protocol and the network alike.
-    func sendFCM(body: [UInt8], parsed: JSON?, project: String?, defaultProject: String) -> Result<FCMSent, FCMError> {
+    /// function for the line protocol and the network alike. What FCM did: `name`,
+    /// `device` or `devices`, `effect`, `tray_id`.
+    func sendFCM(
+        body: [UInt8], parsed: JSON?, project: String?, defaultProject: String
+    ) -> Result<JSONObject, FCMError> {
         let message: FCMMessage
         switch FCMRequest(body: body, parsedBody: parsed).validate() {
         case .failure(let error): return .failure(error)
@@ -387,22 +384,22 @@ public final class Session {
         case .failure(let error): return .failure(error)
         case .success(let value): sentIn = value
         }
-        var sent = FCMSent()
+        var sent = JSONObject()
         let recipients = recipients(of: message.target, in: sentIn)
         let messageID = (recipients.first ?? current ?? devices.first)?.makeFCMMessageID() ?? "0:0%world"
-        sent.fields["name"] = .string("projects/\(sentIn)/messages/\(messageID)")
+        sent["name"] = .string("projects/\(sentIn)/messages/\(messageID)")
         if message.validateOnly {
-            sent.fields["effect"] = .string("validated only (validate_only is true): nothing was sent")
+            sent["effect"] = .string("validated only (validate_only is true): nothing was sent")
             return .success(sent)
         }
         switch message.target {
         case .token, .fid:
             guard let target = recipients.first else { return .success(sent) }
             touched.append(target)
-            sent.fields["device"] = .string(target.id)
+            sent["device"] = .string(target.id)
             let outcome = target.receive(fcm: message, messageID: messageID)
-            sent.fields["effect"] = .string(outcome.effect)
-            if let trayID = outcome.trayID { sent.fields["tray_id"] = .string(trayID) }
+            sent["effect"] = .string(outcome.effect)
+            if let trayID = outcome.trayID { sent["tray_id"] = .string(trayID) }
         case .topic, .condition:
             var reached: [JSON] = []
             for target in recipients {
@@ -415,9 +412,9 @@ public final class Session {
             }
             let what: String =
                 if case .topic(let topic) = message.target { "topic '\(topic)'" } else { "the condition" }
-            sent.fields["effect"] = .string(
+            sent["effect"] = .string(
                 "sent to \(what) in project \(sentIn): reached \(reached.count) device\(reached.count == 1 ? "" : "s")")
-            sent.fields["devices"] = .array(reached)
+            sent["devices"] = .array(reached)
         }
         return .success(sent)
     }
@@ -431,8 +428,7 @@ public final class Session {
             return registry.entry(installationID: fid).flatMap { devicesByID[$0.deviceID] }.map { [$0] } ?? []
         case .topic(let topic):
             return devices.filter { Self.isFCMApp($0, in: project) && $0.topics.contains(topic) }
-        case .condition(let text):
-            guard case .success(let condition) = FCMCondition.parse(text) else { return [] }
+        case .condition(let condition):
             return devices.filter { Self.isFCMApp($0, in: project) && condition.matches(Set($0.topics)) }
         }
     }
