@@ -787,6 +787,36 @@ static void door_free(cx_front_door *door) {
     free(door);
 }
 
+/* A door with its TLS context (TLS 1.2 and later, ALPN h2 / http/1.1) and no
+   descriptors yet; NULL and a sentence in `error` when the certificate will not load. */
+static cx_front_door *door_new(const char *certificate_file, const char *key_file, cx_http_handler handler,
+                               cx_tunnel_filter tunnel_filter, cx_before_answers before_answers, void *context,
+                               char *error, size_t error_size) {
+    cx_front_door *door = calloc(1, sizeof *door);
+    if (!door) {
+        snprintf(error, error_size, "out of memory");
+        return NULL;
+    }
+    door->handler = handler;
+    door->tunnel_filter = tunnel_filter;
+    door->before_answers = before_answers;
+    door->context = context;
+    door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;
+    door->ctx = SSL_CTX_new(TLS_server_method());
+    if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||
+        SSL_CTX_use_PrivateKey_file(door->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+        unsigned long code = ERR_get_error();
+        snprintf(error, error_size, "cannot load the server certificate: %s",
+                 code ? ERR_reason_error_string(code) : "unknown error");
+        ERR_clear_error();
+        door_free(door);
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(door->ctx, TLS1_2_VERSION);
+    SSL_CTX_set_alpn_select_cb(door->ctx, select_alpn, NULL);
+    return door;
+}
+
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
                         cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
                         void *context, cx_front_door **out, int *bound_port, char *error, size_t error_size) {
@@ -806,28 +836,9 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         snprintf(error, error_size, "'%s' is not an IPv4 or IPv6 address", address);
         return -1;
     }
-    cx_front_door *door = calloc(1, sizeof *door);
-    if (!door) {
-        snprintf(error, error_size, "out of memory");
-        return -1;
-    }
-    door->handler = handler;
-    door->tunnel_filter = tunnel_filter;
-    door->before_answers = before_answers;
-    door->context = context;
-    door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;
-    door->ctx = SSL_CTX_new(TLS_server_method());
-    if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||
-        SSL_CTX_use_PrivateKey_file(door->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-        unsigned long code = ERR_get_error();
-        snprintf(error, error_size, "cannot load the server certificate: %s",
-                 code ? ERR_reason_error_string(code) : "unknown error");
-        ERR_clear_error();
-        door_free(door);
-        return -1;
-    }
-    SSL_CTX_set_min_proto_version(door->ctx, TLS1_2_VERSION);
-    SSL_CTX_set_alpn_select_cb(door->ctx, select_alpn, NULL);
+    cx_front_door *door =
+        door_new(certificate_file, key_file, handler, tunnel_filter, before_answers, context, error, error_size);
+    if (!door) return -1;
     door->listen_fd = socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int yes = 1;
     if (door->listen_fd < 0 || setsockopt(door->listen_fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes) != 0 ||
@@ -858,20 +869,8 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
 
 cx_front_door *cx_front_door_detached(const char *certificate_file, const char *key_file, cx_http_handler handler,
                                       cx_tunnel_filter tunnel_filter, void *context) {
-    cx_front_door *door = calloc(1, sizeof *door);
-    if (!door) return NULL;
-    door->handler = handler;
-    door->tunnel_filter = tunnel_filter;
-    door->context = context;
-    door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;
-    door->ctx = SSL_CTX_new(TLS_server_method());
-    if (!door->ctx || SSL_CTX_use_certificate_chain_file(door->ctx, certificate_file) != 1 ||
-        SSL_CTX_use_PrivateKey_file(door->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-        door_free(door);
-        return NULL;
-    }
-    SSL_CTX_set_alpn_select_cb(door->ctx, select_alpn, NULL);
-    return door;
+    char error[256];
+    return door_new(certificate_file, key_file, handler, tunnel_filter, NULL, context, error, sizeof error);
 }
 
 size_t cx_front_door_feed(cx_front_door *door, const unsigned char *data, size_t len, size_t chunk) {
