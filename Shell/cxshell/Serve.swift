@@ -17,9 +17,9 @@ enum Serve {
 
         --listen ADDRESS:PORT also serves the network front door on that port (0: any
         free one): as an HTTPS proxy (CONNECT to the service hosts), over TLS (ALPN h2 and
-        http/1.1) and in clear text (HTTP/1.1, and HTTP/2 with prior knowledge); APNs is
-        served so far. The first
-        output line then says where: {"listening":{"address":…,"ca":…}}. Each network
+        http/1.1) and in clear text (HTTP/1.1, and HTTP/2 with prior knowledge): APNs, FCM
+        HTTP v1 and Google's OAuth token endpoint. The first output line then says where:
+        {"listening":{"address":…,"ca":…}}. Each network
         request writes its deliveries and one {"network":…} report line before it is
         answered. --ca-dir DIR holds the test CA (default .cxshell/ca). The protocol:
         Docs/Shell.md; the front door: Docs/FrontDoor.md.
