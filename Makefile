@@ -9,8 +9,9 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
 # tests verify it with), nghttp2 (HTTP/2), http-parser (HTTP/1.1), and curl and h2load
-# (the front door tests' clients), and nghttpd (the HTTP/2 server the front door's speed
-# is measured beside).
+# (the front door tests' clients), nghttpd (the HTTP/2 server the front door's speed
+# is measured beside), libmosquitto (the devices' MQTT client), and the mosquitto
+# broker and its command-line clients (Appwrite Push's tests start a real broker).
 deps:
 	@missing=""; \
 	pkg-config --exists jansson || missing="$$missing libjansson-dev"; \
@@ -21,6 +22,9 @@ deps:
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v h2load >/dev/null || missing="$$missing nghttp2-client"; \
 	command -v nghttpd >/dev/null || missing="$$missing nghttp2-server"; \
+	pkg-config --exists libmosquitto || missing="$$missing libmosquitto-dev"; \
+	[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null || missing="$$missing mosquitto"; \
+	command -v mosquitto_pub >/dev/null || missing="$$missing mosquitto-clients"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \

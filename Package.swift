@@ -38,6 +38,13 @@ let package = Package(
         ),
         // http-parser from the system (Debian: libhttp-parser-dev; it ships no .pc file).
         .systemLibrary(name: "CHTTPParser", path: "Sources/CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        // libmosquitto from the system (Debian: libmosquitto-dev): the MQTT client.
+        .systemLibrary(
+            name: "CMosquitto",
+            path: "Sources/CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
@@ -61,6 +68,7 @@ let package = Package(
             path: "Shell/ShellKit"),
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
         .target(name: "HTTPMessage", path: "Shell/HTTPMessage"),
+        .target(name: "MQTTClient", dependencies: ["CMosquitto", "CXHost"], path: "Shell/MQTTClient"),
         .target(name: "Credentials", dependencies: ["COpenSSL", "OrderedJSON"], path: "Shell/Credentials"),
         .target(
             name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2", "CHTTPParser"], path: "Shell/CFrontDoor",
@@ -78,7 +86,7 @@ let package = Package(
             name: "ShellTests",
             dependencies: [
                 "ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON", "FrontDoor",
-                "Credentials", "COpenSSL",
+                "Credentials", "COpenSSL", "MQTTClient",
             ],
             path: "Tests/ShellTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),

@@ -49,6 +49,21 @@ public enum PushEvent {
         return event
     }
 
+    /// APW-4: an Appwrite message as an event. The `data` keys in order, values
+    /// exactly as sent; then `notification`'s `title` and `body` unless `data` has
+    /// those keys (PAY-3); then `mobiler_push` (PAY-4).
+    public static func appwrite(data: JSONObject, notification: JSONObject?, action: NotificationAction) -> JSONObject {
+        var event = JSONObject()
+        for (key, value) in data where key != reservedKey {
+            event[key] = value
+        }
+        for key in ["title", "body"] {
+            if let value = notification?[key], value != .null { addMissing(key, value, to: &event) }
+        }
+        event[reservedKey] = .string(action.rawValue)
+        return event
+    }
+
     /// PAY-2: keys `RemoteMessage.getData()` leaves out, on every path alike.
     public static func isAndroidReserved(_ key: String) -> Bool {
         key.hasPrefix("google.") || key.hasPrefix("gcm.") || key == "from" || key == "collapse_key"

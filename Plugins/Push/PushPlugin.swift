@@ -22,6 +22,11 @@ public final class PushPlugin: Plugin {
         /// `register` calls waiting for the permission prompt or the token.
         var pendingRegistrations: [Reply] = []
         var awaitingAuthorization = false
+        /// Channel registrations waiting for the permission prompt (APW-1).
+        var pendingChannels: [(ChannelRequest, Reply)] = []
+        /// Whether this process's channels were resumed: at the first `events`
+        /// subscription of a process (APW-5).
+        var channelsResumed = false
         /// Notifications already delivered as `opened`, so a launch tap that the OS
         /// reports twice (launch options and `didReceive`) is delivered once.
         var openedIDs = RecentIDs(capacity: 64)
@@ -36,6 +41,9 @@ public final class PushPlugin: Plugin {
 
     /// The bridge an Android shell's `FirebaseMessagingService` and activity forward to.
     public var androidBridge: AndroidPushBridge { AndroidPushBridge(plugin: self) }
+
+    /// The bridge the app's other channels' SDKs (Appwrite, webhooks) forward to.
+    public var channelBridge: ChannelPushBridge { ChannelPushBridge(plugin: self) }
 
     /// What a shell may show about the buffer: events waiting, and taps dropped by the
     /// bound (TAP-3), so that drops are visible rather than silent.
@@ -52,6 +60,9 @@ public final class PushPlugin: Plugin {
         guard system.platform != .web else {
             reply.fail("push notifications are not available on the web (browser web push is a separate concern)")
             return
+        }
+        if !input.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            return registerChannel(input, reply: reply)
         }
         switch system.notificationAuthorization() {
         case .denied:
@@ -70,15 +81,17 @@ public final class PushPlugin: Plugin {
     }
 
     public func startStream(_ stream: String, input: String, emitter: StreamEmitter) throws {
-        let flushedToken = state.withLock { state -> String? in
+        let (flushedToken, resume) = state.withLock { state -> (String?, Bool) in
             state.subscribers.append(emitter)
+            defer { state.channelsResumed = true }
             var token: String?
             for case .tokenRefresh(let refreshed) in state.buffer.flush(through: { emitter.emit($0.eventText) }) {
                 token = refreshed
             }
-            return token
+            return (token, !state.channelsResumed)
         }
         if let flushedToken { system.storeReportedToken(flushedToken) }
+        if resume { system.resumeChannels() }
     }
 
     public func stopStream(_ emitter: StreamEmitter) {
@@ -89,21 +102,84 @@ public final class PushPlugin: Plugin {
         state.withLock {
             $0.subscribers.removeAll()
             $0.pendingRegistrations.removeAll()
+            $0.pendingChannels.removeAll()
+        }
+    }
+
+    // MARK: Channels
+
+    /// The channels `register` may choose with a JSON input (channels.md).
+    public static let channels = ["appwrite", "http"]
+
+    /// `register` with a JSON input: another channel than the OS's. A malformed
+    /// input or an unknown channel fails and changes nothing (REG-3). Appwrite asks
+    /// for the notification permission first when it is undetermined, and a denial
+    /// does not fail it (APW-1).
+    private func registerChannel(_ input: String, reply: Reply) {
+        func refuse(_ sentence: String) { _ = reply.fail(sentence) }
+        let object: JSONObject
+        do {
+            guard let parsed = try JSON.parse(text: input).objectValue else {
+                refuse(
+                    "register's input must be empty (the OS channel) or a JSON object that names a \"channel\"")
+                return
+            }
+            object = parsed
+        } catch {
+            refuse("register's input is not JSON: \(error)")
+            return
+        }
+        guard case .string(let name)? = object["channel"] else {
+            refuse(
+                "register's input needs \"channel\": one of \(Self.channels.joined(separator: ", ")) (empty input: the OS channel)")
+            return
+        }
+        guard Self.channels.contains(name) else {
+            refuse(
+                "unknown channel '\(name)'; the channels are \(Self.channels.joined(separator: ", ")) (empty input: the OS channel)")
+            return
+        }
+        let request = ChannelRequest(channel: name, options: object)
+        if name == "appwrite", system.notificationAuthorization() == .undetermined {
+            let ask = state.withLock { state -> Bool in
+                state.pendingChannels.append((request, reply))
+                defer { state.awaitingAuthorization = true }
+                return !state.awaitingAuthorization
+            }
+            if ask { system.requestNotificationAuthorization() }
+            return
+        }
+        performChannelRegistration(request, reply: reply)
+    }
+
+    private func performChannelRegistration(_ request: ChannelRequest, reply: Reply) {
+        system.registerChannel(request) { result in
+            switch result {
+            case .success(let token):
+                reply.succeed(
+                    JSONObject([("token", .string(token)), ("platform", .string(request.channel))]).compactText)
+            case .failure(let refusal):
+                reply.fail(refusal.message)
+            }
         }
     }
 
     // MARK: What the bridges report
 
     func authorizationAnswered(granted: Bool) {
-        let waiting = state.withLock { state -> Bool in
+        let (waiting, channels) = state.withLock { state -> (Bool, [(ChannelRequest, Reply)]) in
             state.awaitingAuthorization = false
+            let channels = state.pendingChannels
+            state.pendingChannels.removeAll()
             guard granted else {
                 for reply in state.pendingRegistrations { reply.fail(Self.permissionDenied) }
                 state.pendingRegistrations.removeAll()
-                return false
+                return (false, channels)
             }
-            return !state.pendingRegistrations.isEmpty
+            return (!state.pendingRegistrations.isEmpty, channels)
         }
+        // A channel registers whatever the answer: a denial only keeps it out of the tray.
+        for (request, reply) in channels { performChannelRegistration(request, reply: reply) }
         if waiting { system.requestPushToken() }
     }
 
@@ -195,19 +271,28 @@ public struct PushDiagnostics: Sendable, Equatable {
     }
 }
 
-/// The last `capacity` identifiers seen, oldest forgotten first.
-struct RecentIDs {
-    let capacity: Int
+/// The last `capacity` identifiers seen, oldest forgotten first; O(1) per insert.
+public struct RecentIDs: Sendable, Equatable {
+    public let capacity: Int
+    /// A ring: `order[next]` is the oldest once the ring is full.
     private var order: [String] = []
+    private var next = 0
     private var members: Set<String> = []
 
-    init(capacity: Int) { self.capacity = capacity }
+    public init(capacity: Int) { self.capacity = capacity }
+
+    public func contains(_ id: String) -> Bool { members.contains(id) }
 
     /// Returns false when `id` was already present.
-    mutating func insert(_ id: String) -> Bool {
+    public mutating func insert(_ id: String) -> Bool {
         guard members.insert(id).inserted else { return false }
-        order.append(id)
-        if order.count > capacity { members.remove(order.removeFirst()) }
+        if order.count < capacity {
+            order.append(id)
+        } else {
+            members.remove(order[next])
+            order[next] = id
+            next = (next + 1) % capacity
+        }
         return true
     }
 }

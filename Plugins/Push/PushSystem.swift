@@ -31,6 +31,27 @@ public protocol PushSystem: AnyObject, Sendable {
     /// running is noticed at the next launch.
     func lastReportedToken() -> String?
     func storeReportedToken(_ token: String)
+
+    /// Registers the app on another channel (its SDK's work: connect, subscribe) and
+    /// answers with the token a backend reaches the app by, or a refusal. It may
+    /// answer before it returns.
+    func registerChannel(
+        _ request: ChannelRequest, answer: @escaping @Sendable (Result<String, ChannelRefusal>) -> Void)
+
+    /// The core subscribed to `events` for the first time in this process: the
+    /// install's channel registrations reconnect now (APW-5).
+    func resumeChannels()
+}
+
+extension PushSystem {
+    /// A system without other channels refuses every one.
+    public func registerChannel(
+        _ request: ChannelRequest, answer: @escaping @Sendable (Result<String, ChannelRefusal>) -> Void
+    ) {
+        answer(.failure(ChannelRefusal("this system offers no '\(request.channel)' channel")))
+    }
+
+    public func resumeChannels() {}
 }
 
 /// A notification the plugin asks the OS to show (Android data messages).

@@ -49,6 +49,24 @@ public final class Monitor<State>: @unchecked Sendable {
         return body(&state)
     }
 
+    /// As `wait(until:then:)`, but stops sleeping after `timeout` seconds: `body` then
+    /// runs with `ready` possibly still false, and says what to make of that.
+    public func wait<Result>(
+        until ready: (State) -> Bool, timeout: Double, then body: (inout State) -> Result
+    ) -> Result {
+        var limit = timespec()
+        clock_gettime(CLOCK_REALTIME, &limit)
+        let nanoseconds = Int(limit.tv_nsec) + Int((timeout - timeout.rounded(.down)) * 1e9)
+        limit.tv_sec += Int(timeout.rounded(.down)) + nanoseconds / 1_000_000_000
+        limit.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !ready(state) {
+            if pthread_cond_timedwait(condition, mutex, &limit) == ETIMEDOUT { break }
+        }
+        return body(&state)
+    }
+
     /// Wakes every waiter; call with the lock held (inside `withLock`).
     public func broadcast() {
         pthread_cond_broadcast(condition)

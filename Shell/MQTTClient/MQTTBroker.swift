@@ -1,0 +1,149 @@
+import Foundation
+
+/// A real `mosquitto` broker (Debian's `mosquitto`) on a free loopback port, with its
+/// own configuration and persistence directory, for tests and scenarios. It can be
+/// stopped and started again on the same port; what it queued for persistent
+/// sessions survives that (mosquitto saves its database when it stops).
+public final class MQTTBroker: @unchecked Sendable {
+    public private(set) var port = 0
+    private let directory: URL
+    /// The running broker's process id.
+    private var pid: pid_t?
+
+    /// Where a device's `endpoint` points: `mqtt://127.0.0.1:PORT`.
+    public var endpoint: String { "mqtt://127.0.0.1:\(port)" }
+
+    /// Starts a broker; throws when `mosquitto` is not installed or does not start.
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("cx-mosquitto-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var lastError: Error = MQTTFailure("no free port")
+        // A port found free can be taken before mosquitto binds it: try a few.
+        for _ in 0..<5 {
+            port = try Self.freePort()
+            do {
+                try start()
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts the broker (again) on its port.
+    public func start() throws {
+        guard pid == nil else { return }
+        let configuration = directory.appendingPathComponent("mosquitto.conf")
+        try """
+        listener \(port) 127.0.0.1
+        allow_anonymous true
+        persistence true
+        persistence_location \(directory.path)/
+        log_dest file \(directory.path)/mosquitto.log
+        max_queued_messages 10000
+
+        """.write(to: configuration, atomically: true, encoding: .utf8)
+        let executable = try Self.executable()
+        // posix_spawn and waitpid, not Foundation's Process: its waitUntilExit spins a
+        // run loop that can miss the exit of a child started from a test's thread.
+        var child: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let arguments = [executable, "-c", configuration.path]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        // The spawning thread may block signals (test runners' threads do); the child
+        // must not inherit that, or SIGTERM would never stop it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        posix_spawnattr_setsigmask(&attributes, &signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        posix_spawnattr_setsigdefault(&attributes, &signals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let spawned = posix_spawn(&child, executable, &actions, &attributes, &argv, environ)
+        guard spawned == 0 else {
+            throw MQTTFailure("mosquitto could not be started: \(String(cString: strerror(spawned)))")
+        }
+        // Ready when it accepts a connection; it exits at once when it cannot bind.
+        for _ in 0..<500 {
+            if Self.accepts(port: port) {
+                pid = child
+                return
+            }
+            var status: Int32 = 0
+            if waitpid(child, &status, WNOHANG) == child {
+                throw MQTTFailure("mosquitto exited instead of listening on 127.0.0.1:\(port)")
+            }
+            usleep(10_000)
+        }
+        kill(child, SIGTERM)
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        throw MQTTFailure("mosquitto did not start listening on 127.0.0.1:\(port)")
+    }
+
+    /// Stops the broker (SIGTERM: it saves its sessions and queues) and waits for it.
+    public func stop() {
+        guard let pid else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        self.pid = nil
+    }
+
+    /// `mosquitto` on the PATH, or where Debian installs it.
+    static func executable() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for directory in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/sbin"] {
+            let candidate = directory + "/mosquitto"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw MQTTFailure("mosquitto is not installed (Debian: apt-get install mosquitto; make test installs it)")
+    }
+
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw MQTTFailure("no socket: \(String(cString: strerror(errno)))") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw MQTTFailure("no free port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return false }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}

@@ -1,0 +1,246 @@
+import CMosquitto
+import CXHost
+import Foundation
+
+/// A message an MQTT connection received.
+public struct MQTTMessage: Sendable, Equatable {
+    public var topic: String
+    public var payload: [UInt8]
+    public var qos: Int
+    public var retained: Bool
+
+    public init(topic: String, payload: [UInt8], qos: Int, retained: Bool = false) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retained = retained
+    }
+}
+
+/// Why an MQTT connection could not do what was asked, in words.
+public struct MQTTFailure: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One MQTT 3.1.1 client connection through libmosquitto, with its network thread.
+///
+/// It subscribes to its `subscriptions` at every connect (the first and each
+/// reconnect), so a broker that lost its sessions still delivers. A connection lost
+/// after the first connect is retried by libmosquitto's thread with backoff (1 s,
+/// doubling, at most `maxReconnectDelay` seconds) until `close`. Messages are handed
+/// to `onMessage` on that thread, in the order the broker sent them.
+///
+/// `close` must be called (it joins the network thread), and never from `onMessage`.
+public final class MQTTConnection: @unchecked Sendable {
+    public struct Subscription: Sendable, Equatable {
+        public var topic: String
+        public var qos: Int
+        public init(topic: String, qos: Int) {
+            self.topic = topic
+            self.qos = qos
+        }
+    }
+
+    public let clientID: String
+    public let subscriptions: [Subscription]
+    private let handle: OpaquePointer
+    private let onMessage: @Sendable (MQTTMessage) -> Void
+    // libmosquitto's handle is used from the caller's thread and its network thread;
+    // libmosquitto locks internally. This lock guards what the callbacks report.
+    private let status = Monitor(Status())
+
+    struct Status {
+        var connected = false
+        /// Subscriptions acknowledged since the last connect.
+        var pendingSubscriptions: Set<Int32> = []
+        var subscribed = false
+        var refusal: String?
+        var connects = 0
+        var publishedMessages: Set<Int32> = []
+        var loopStarted = false
+        var closed = false
+    }
+
+    /// The longest a broker may take to answer a blocking `connect`.
+    public static let connectTimeout: Double = 5
+    public static let maxReconnectDelay: UInt32 = 5
+
+    /// A client with a persistent session (clean session false) unless
+    /// `cleanSession`, as a device keeps its session across process lives.
+    public init(
+        clientID: String, cleanSession: Bool = false, subscriptions: [Subscription] = [],
+        onMessage: @escaping @Sendable (MQTTMessage) -> Void = { _ in }
+    ) throws(MQTTFailure) {
+        _ = libraryReady
+        self.clientID = clientID
+        self.subscriptions = subscriptions
+        self.onMessage = onMessage
+        guard let handle = mosquitto_new(clientID, cleanSession, nil) else {
+            throw MQTTFailure("libmosquitto could not make a client with id '\(clientID)'")
+        }
+        self.handle = handle
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        mosquitto_reconnect_delay_set(handle, 1, Self.maxReconnectDelay, true)
+        mosquitto_connect_callback_set(handle) { _, object, code in
+            MQTTConnection.from(object)?.connected(code: code)
+        }
+        mosquitto_disconnect_callback_set(handle) { _, object, _ in
+            MQTTConnection.from(object)?.status.withLock { status in
+                status.connected = false
+                status.subscribed = false
+            }
+        }
+        mosquitto_subscribe_callback_set(handle) { _, object, mid, count, granted in
+            guard let connection = MQTTConnection.from(object) else { return }
+            let refused = (0..<Int(count)).contains { granted?[$0] == 0x80 }
+            connection.subscribed(mid: mid, refused: refused)
+        }
+        mosquitto_publish_callback_set(handle) { _, object, mid in
+            guard let connection = MQTTConnection.from(object) else { return }
+            connection.status.withLock { status in
+                status.publishedMessages.insert(mid)
+                connection.status.broadcast()
+            }
+        }
+        mosquitto_message_callback_set(handle) { _, object, message in
+            guard let connection = MQTTConnection.from(object), let message = message?.pointee else { return }
+            let payload =
+                message.payloadlen > 0 && message.payload != nil
+                ? Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))) : []
+            connection.onMessage(
+                MQTTMessage(
+                    topic: String(cString: message.topic), payload: payload, qos: Int(message.qos),
+                    retained: message.retain))
+        }
+    }
+
+    deinit {
+        close()
+        mosquitto_destroy(handle)
+    }
+
+    /// Whether the connection is up now.
+    public var isConnected: Bool { status.withLock { $0.connected } }
+
+    /// Connects and waits until the broker accepted the connection and every
+    /// subscription, at most `connectTimeout`; then the connection stays up (and is
+    /// retried when lost) until `close`.
+    public func connect(host: String, port: Int) throws(MQTTFailure) {
+        let code = mosquitto_connect_async(handle, host, Int32(port), 30)
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTFailure("the broker at \(host):\(port) cannot be reached: \(Self.describe(code))")
+        }
+        startLoop()
+        let outcome = status.wait(
+            until: { $0.subscribed || $0.refusal != nil }, timeout: Self.connectTimeout,
+            then: { status -> String? in
+                if let refusal = status.refusal { return refusal }
+                return status.subscribed ? nil : "timed out"
+            })
+        switch outcome {
+        case nil: return
+        case "timed out"?:
+            throw MQTTFailure(
+                "the broker at \(host):\(port) did not accept the connection and its subscriptions within \(Int(Self.connectTimeout)) s"
+            )
+        case let refusal?:
+            throw MQTTFailure("the broker at \(host):\(port) refused: \(refusal)")
+        }
+    }
+
+    /// Starts connecting without waiting; a broker that is down is retried with backoff.
+    public func connectInBackground(host: String, port: Int) {
+        _ = mosquitto_connect_async(handle, host, Int32(port), 30)
+        startLoop()
+    }
+
+    /// Publishes and, for QoS 1 and 2, waits until the broker acknowledged it.
+    public func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool = false) throws(MQTTFailure) {
+        var mid: Int32 = 0
+        let code = payload.withUnsafeBytes { bytes in
+            mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain)
+        }
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTFailure("could not publish to '\(topic)': \(Self.describe(code))")
+        }
+        let acknowledged = status.wait(
+            until: { $0.publishedMessages.contains(mid) }, timeout: Self.connectTimeout,
+            then: { $0.publishedMessages.remove(mid) != nil })
+        if !acknowledged { throw MQTTFailure("the broker did not acknowledge the message to '\(topic)'") }
+    }
+
+    /// Disconnects cleanly and joins the network thread. Idempotent.
+    public func close() {
+        let started = status.withLock { status -> Bool in
+            defer { status.closed = true }
+            return status.loopStarted && !status.closed
+        }
+        guard started else { return }
+        mosquitto_disconnect(handle)
+        mosquitto_loop_stop(handle, false)
+        status.withLock { $0.connected = false }
+    }
+
+    // MARK: Callbacks (the network thread)
+
+    private func connected(code: Int32) {
+        guard code == 0 else {
+            status.withLock { status in
+                status.refusal = Self.connackReason(code)
+                self.status.broadcast()
+            }
+            return
+        }
+        var mids: Set<Int32> = []
+        for subscription in subscriptions {
+            var mid: Int32 = 0
+            if mosquitto_subscribe(handle, &mid, subscription.topic, Int32(subscription.qos))
+                == MOSQ_ERR_SUCCESS.rawValue
+            {
+                mids.insert(mid)
+            }
+        }
+        status.withLock { status in
+            status.connected = true
+            status.connects += 1
+            status.pendingSubscriptions.formUnion(mids)
+            status.subscribed = status.pendingSubscriptions.isEmpty
+            self.status.broadcast()
+        }
+    }
+
+    private func subscribed(mid: Int32, refused: Bool) {
+        status.withLock { status in
+            status.pendingSubscriptions.remove(mid)
+            if refused { status.refusal = "the broker refused a subscription" }
+            status.subscribed = status.pendingSubscriptions.isEmpty && status.connected
+            self.status.broadcast()
+        }
+    }
+
+    private func startLoop() {
+        let start = status.withLock { status -> Bool in
+            defer { status.loopStarted = true }
+            return !status.loopStarted
+        }
+        if start { mosquitto_loop_start(handle) }
+    }
+
+    private static func from(_ object: UnsafeMutableRawPointer?) -> MQTTConnection? {
+        object.map { Unmanaged<MQTTConnection>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        return String(cString: mosquitto_strerror(code))
+    }
+
+    private static func connackReason(_ code: Int32) -> String {
+        String(cString: mosquitto_connack_string(code))
+    }
+}
+
+/// libmosquitto's one-time, not thread-safe initialisation, run once.
+private let libraryReady: Void = { mosquitto_lib_init() }()

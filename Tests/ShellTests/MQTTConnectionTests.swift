@@ -1,0 +1,53 @@
+import CXHost
+import MQTTClient
+import Testing
+
+/// The MQTT client the devices use, against a real mosquitto broker: what a
+/// persistent session promises (APW-2) rests on these.
+@Suite struct MQTTConnectionTests {
+    /// Collects messages and lets a test wait for a number of them.
+    final class Inbox: Sendable {
+        let messages = Monitor([MQTTMessage]())
+        func add(_ message: MQTTMessage) {
+            messages.withLock { messages in
+                messages.append(message)
+                self.messages.broadcast()
+            }
+        }
+        func wait(for count: Int) -> [MQTTMessage] {
+            messages.wait(until: { $0.count >= count }, timeout: 10, then: { $0 })
+        }
+    }
+
+    func publish(_ broker: MQTTBroker, _ topic: String, _ text: String, qos: Int = 1) throws {
+        let publisher = try MQTTConnection(clientID: "backend", cleanSession: true)
+        try publisher.connect(host: "127.0.0.1", port: broker.port)
+        try publisher.publish(topic: topic, payload: Array(text.utf8), qos: qos)
+        publisher.close()
+    }
+
+    @Test func aPersistentSessionGetsWhatWasPublishedWhileItWasAway() throws {
+        let broker = try MQTTBroker()
+        let inbox = Inbox()
+        let subscription = MQTTConnection.Subscription(topic: "users/u1", qos: 1)
+        var device: MQTTConnection? = try MQTTConnection(
+            clientID: "install-1", subscriptions: [subscription], onMessage: inbox.add)
+        try device?.connect(host: "127.0.0.1", port: broker.port)
+        try publish(broker, "users/u1", "one")
+        #expect(inbox.wait(for: 1).map(\.payload) == [Array("one".utf8)])
+        device?.close()
+        device = nil
+        try publish(broker, "users/u1", "two")
+        try publish(broker, "users/u1", "three")
+        let again = try MQTTConnection(clientID: "install-1", subscriptions: [subscription], onMessage: inbox.add)
+        again.connectInBackground(host: "127.0.0.1", port: broker.port)
+        #expect(inbox.wait(for: 3).map { String(decoding: $0.payload, as: UTF8.self) } == ["one", "two", "three"])
+        again.close()
+    }
+
+    @Test func aBrokerThatIsNotThereIsNamed() throws {
+        let port = try MQTTBroker().port  // stopped when released: nothing listens there
+        let connection = try MQTTConnection(clientID: "x")
+        #expect(throws: MQTTFailure.self) { try connection.connect(host: "127.0.0.1", port: port) }
+    }
+}
