@@ -58,12 +58,14 @@ let package = Package(
         .target(name: "PushPlugin", dependencies: ["CXHost", "OrderedJSON"], path: "Plugins/Push"),
         .target(name: "PushServices", dependencies: ["OrderedJSON"], path: "Shell/PushServices"),
         .target(
-            name: "SimulatedDevice", dependencies: ["CXHost", "PushPlugin", "EchoPlugin", "PushServices", "OrderedJSON"],
+            name: "SimulatedDevice",
+            dependencies: ["CXHost", "PushPlugin", "EchoPlugin", "PushServices", "OrderedJSON", "MQTTClient"],
             path: "Shell/SimulatedDevice"),
         .target(
             name: "ShellKit",
             dependencies: [
                 "CXHost", "PushPlugin", "PushServices", "SimulatedDevice", "OrderedJSON", "HTTPMessage", "Credentials",
+                "MQTTClient",
             ],
             path: "Shell/ShellKit"),
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),

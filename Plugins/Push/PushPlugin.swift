@@ -131,12 +131,14 @@ public final class PushPlugin: Plugin {
         }
         guard case .string(let name)? = object["channel"] else {
             refuse(
-                "register's input needs \"channel\": one of \(Self.channels.joined(separator: ", ")) (empty input: the OS channel)")
+                "register's input needs \"channel\": one of \(Self.channels.joined(separator: ", ")) (empty input: the OS channel)"
+            )
             return
         }
         guard Self.channels.contains(name) else {
             refuse(
-                "unknown channel '\(name)'; the channels are \(Self.channels.joined(separator: ", ")) (empty input: the OS channel)")
+                "unknown channel '\(name)'; the channels are \(Self.channels.joined(separator: ", ")) (empty input: the OS channel)"
+            )
             return
         }
         let request = ChannelRequest(channel: name, options: object)

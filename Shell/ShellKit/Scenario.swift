@@ -25,7 +25,18 @@ import OrderedJSON
 /// - `KEY@DEVICE` in a delivery or an end (`< delivery push@d2 {…}`): from that
 ///   device only; a bare KEY matches a delivery from any device.
 /// - `< nothing`: no deliveries (the same as listing none).
+/// - `< report {…}`: a `{"network":…}` report line with these fields (after `await`).
 /// The deliveries listed must be exactly the request's deliveries, in order.
+///
+/// Steps the runner plays itself, for channels (Docs/Channels.md):
+/// - `broker`: starts a real `mosquitto` on a free loopback port; `{{broker}}` is
+///   then its `mqtt://127.0.0.1:PORT`. `broker_stop` and `broker_start` stop it and
+///   start it again on the same port, keeping what it queued.
+/// - `publish {"topic":…,"qos":1,"message":{…}}` (or `"text"` for raw bytes): a
+///   backend publishes through its own MQTT client and waits for the broker's ack.
+/// - `await` (or `await {"count":N}`): waits (at most 10 s) until N channel messages
+///   arrived, and handles them; its expectations are their deliveries and report
+///   lines, in order.
 /// In patterns `"*"` matches any value, `"text*"` any string starting with `text`, and `"{{name}}"` matches any value the first
 /// time and remembers it; later it must be equal. Request lines may use `{{name}}`
 /// to send a remembered value (`{{token}}` is always the device's current token).
@@ -43,6 +54,7 @@ public struct Scenario: Sendable {
         case reply(JSON, line: Int)
         case delivery(key: String, device: String?, ok: Bool, output: JSON, line: Int)
         case end(key: String, device: String?, line: Int)
+        case report(JSON, line: Int)
         case nothing(line: Int)
     }
 
@@ -89,12 +101,12 @@ public struct Scenario: Sendable {
             guard !rest.isEmpty else { throw SyntaxError(line: line, message: "end needs a key") }
             let (key, device) = Self.keyAndDevice(rest)
             return .end(key: key, device: device, line: line)
-        case "reply":
+        case "reply", "report":
             let pattern = try json(rest, line: line)
             guard pattern.objectValue != nil else {
-                throw SyntaxError(line: line, message: "reply needs a JSON object")
+                throw SyntaxError(line: line, message: "\(word) needs a JSON object")
             }
-            return .reply(pattern, line: line)
+            return word == "reply" ? .reply(pattern, line: line) : .report(pattern, line: line)
         case "delivery":
             let (word, after) = rest.splitFirstWord()
             guard !word.isEmpty, !after.isEmpty else {
@@ -109,7 +121,7 @@ public struct Scenario: Sendable {
             return .delivery(key: key, device: device, ok: true, output: try json(after, line: line), line: line)
         default:
             throw SyntaxError(
-                line: line, message: "unknown expectation '\(word)'; use reply, delivery, end or nothing")
+                line: line, message: "unknown expectation '\(word)'; use reply, delivery, end, report or nothing")
         }
     }
 

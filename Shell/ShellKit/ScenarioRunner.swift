@@ -1,3 +1,4 @@
+import MQTTClient
 import OrderedJSON
 
 /// The result of playing one scenario: every request with what it produced, and
@@ -25,21 +26,58 @@ public enum ScenarioRunner {
         let session = Session()
         var pattern = Pattern()
         var run = ScenarioRun(scenario: scenario)
+        var channels = ChannelSteps()
         for step in scenario.steps {
             if let token = session.deviceToken { pattern.captures["token"] = .string(token) }
             let request: String
             do {
-                request = try line(for: pattern.fill(step.request))
+                request = pattern.fill(step.request)
+                if let output = try channels.play(request, session: session, pattern: &pattern) {
+                    let failure =
+                        request.hasPrefix("await")
+                        ? checkArrivals(step, output: output, pattern: &pattern)
+                        : check(step, output: output, pattern: &pattern)
+                    run.exchanges.append(.init(step: step, request: request, output: output, failure: failure))
+                    if failure != nil { return run }
+                    continue
+                }
             } catch {
                 run.exchanges.append(.init(step: step, request: step.request, output: [], failure: "\(error)"))
                 return run
             }
-            let output = session.handle(request)
+            let line: String
+            do {
+                line = try Self.line(for: request)
+            } catch {
+                run.exchanges.append(.init(step: step, request: step.request, output: [], failure: "\(error)"))
+                return run
+            }
+            let output = session.handle(line)
             let failure = check(step, output: output, pattern: &pattern)
-            run.exchanges.append(.init(step: step, request: request, output: output, failure: failure))
+            run.exchanges.append(.init(step: step, request: line, output: output, failure: failure))
             if failure != nil { return run }
         }
         return run
+    }
+
+    /// An `await` step's output: every line must match the step's deliveries and
+    /// reports, in order, and there must be no more lines.
+    static func checkArrivals(_ step: Scenario.Step, output: [String], pattern: inout Pattern) -> String? {
+        let parsed = output.map { (try? JSON.parse(text: $0)) ?? .null }
+        let expected = step.expectations.filter { if case .nothing = $0 { false } else { true } }
+        for (index, expectation) in expected.enumerated() {
+            guard index < parsed.count else {
+                return "line \(expectation.line): expected \(describe(expectation))\n  got no more lines"
+            }
+            if !matches(expectation, parsed[index], pattern: &pattern) {
+                return "line \(expectation.line): expected \(describe(expectation))\n  got      \(output[index])"
+            }
+        }
+        if parsed.count > expected.count {
+            let extra = output[expected.count...].joined(separator: "\n           ")
+            return "line \(step.line): unexpected lines:\n  got      \(extra)"
+        }
+        return nil
     }
 
     struct BadRequestLine: Error, CustomStringConvertible {
@@ -120,6 +158,8 @@ public enum ScenarioRunner {
         case .end(let key, let device, _):
             return delivery["delivery"] == .string(key) && delivery["end"] == true
                 && (device == nil || delivery["device"] == device.map(JSON.string))
+        case .report(let wanted, _):
+            return delivery["network"] != nil && pattern.matches(wanted, delivery, subset: true)
         default:
             return false
         }
@@ -131,6 +171,7 @@ public enum ScenarioRunner {
             "delivery \(key)\(device.map { "@" + $0 } ?? "") \(ok ? "" : "failed ")\(output.compactText)"
         case .end(let key, let device, _): "end \(key)\(device.map { "@" + $0 } ?? "")"
         case .reply(let pattern, _): "reply \(pattern.compactText)"
+        case .report(let pattern, _): "report \(pattern.compactText)"
         case .nothing: "nothing"
         }
     }
@@ -139,7 +180,72 @@ public enum ScenarioRunner {
 extension Scenario.Expectation {
     var line: Int {
         switch self {
-        case .reply(_, let line), .delivery(_, _, _, _, let line), .end(_, _, let line), .nothing(let line): line
+        case .reply(_, let line), .delivery(_, _, _, _, let line), .end(_, _, let line), .report(_, let line),
+            .nothing(let line):
+            line
         }
+    }
+}
+
+/// The steps a scenario's runner plays itself for channels: a real broker, a
+/// backend's publish, and waiting for what arrives on its own time.
+struct ChannelSteps {
+    var broker: MQTTBroker?
+    static let awaitTimeout = 10.0
+
+    /// The step's output lines, or nil when the step is a protocol request.
+    mutating func play(_ request: String, session: Session, pattern: inout Pattern) throws -> [String]? {
+        let (op, rest) = request.splitFirstWord()
+        func ok(_ fields: [(String, JSON)] = []) -> [String] {
+            [JSONObject([("reply", .null), ("ok", true)] + fields).compactText]
+        }
+        func refused(_ sentence: String) -> [String] {
+            [JSONObject([("reply", .null), ("ok", false), ("error", .string(sentence))]).compactText]
+        }
+        switch op {
+        case "broker":
+            let broker = try MQTTBroker()
+            self.broker = broker
+            pattern.captures["broker"] = .string(broker.endpoint)
+            return ok([("broker", .string(broker.endpoint))])
+        case "broker_stop":
+            guard let broker else { return refused("no broker: start one with `broker`") }
+            broker.stop()
+            return ok()
+        case "broker_start":
+            guard let broker else { return refused("no broker: start one with `broker`") }
+            try broker.start()
+            return ok()
+        case "publish":
+            guard let broker else { return refused("no broker: start one with `broker`") }
+            guard let fields = try JSON.parse(text: rest.isEmpty ? "{}" : rest).objectValue,
+                case .string(let topic)? = fields["topic"]
+            else { return refused("publish needs {\"topic\":…, \"message\":{…} or \"text\":…}") }
+            let payload: [UInt8] =
+                if case .string(let text)? = fields["text"] { Array(text.utf8) } else {
+                    (fields["message"] ?? .object(JSONObject())).compactBytes
+                }
+            let qos = fields["qos"]?.integerValue.map(Int.init) ?? 1
+            let backend = try MQTTConnection(clientID: "cx-scenario-backend", cleanSession: true)
+            defer { backend.close() }
+            try backend.connect(host: "127.0.0.1", port: broker.port)
+            try backend.publish(topic: topic, payload: payload, qos: qos)
+            return ok()
+        case "await":
+            let fields = try JSON.parse(text: rest.isEmpty ? "{}" : rest).objectValue
+            let count = fields?["count"]?.integerValue.map(Int.init) ?? 1
+            guard session.hub.waitForArrivals(count: count, timeout: Self.awaitTimeout) else {
+                throw AwaitTimedOut(
+                    description:
+                        "waited \(Int(Self.awaitTimeout)) s for \(count) channel message(s); they did not all arrive")
+            }
+            return session.handleArrivals(limit: count)
+        default:
+            return nil
+        }
+    }
+
+    struct AwaitTimedOut: Error, CustomStringConvertible {
+        let description: String
     }
 }

@@ -26,6 +26,8 @@ public final class Session {
     let endpoint = CoreEndpoint()
     /// Every token the world's devices were issued: how a push finds its device.
     let registry = TokenRegistry()
+    /// What the world's channels share: MQTT arrivals, the front door's address.
+    public let hub = ChannelHub()
     private var devices: [Device] = []
     private(set) var devicesByID: [String: Device] = [:]
     private var current: Device?
@@ -76,6 +78,29 @@ public final class Session {
             // Only a session driven from its own host's thread gets here.
             return "\(error)"
         }
+    }
+
+    /// Handles the channel messages that arrived on their own time (at most `limit`),
+    /// oldest first: each writes its deliveries, then one report line (channels.md).
+    public func handleArrivals(limit: Int = .max) -> [String] {
+        var lines: [String] = []
+        for arrival in hub.takeArrivals(limit: limit) {
+            touched.removeAll(keepingCapacity: true)
+            var report = JSONObject([
+                ("network", "mqtt"), ("device", .string(arrival.deviceID)), ("topic", .string(arrival.message.topic)),
+            ])
+            guard let device = devicesByID[arrival.deviceID] else { continue }
+            touched.append(device)
+            let (messageID, outcome) = device.receive(mqtt: arrival)
+            report["messageId"] = messageID.map(JSON.string) ?? .null
+            report["qos"] = .integer(Int64(arrival.message.qos))
+            report["effect"] = .string(outcome.effect)
+            if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
+            if let problem = waitForTouchedHosts() { report["effect"] = .string(problem) }
+            lines += endpoint.takeLines()
+            lines.append(report.compactText)
+        }
+        return lines
     }
 
     /// The current device's push token, if it has one.
@@ -232,6 +257,7 @@ public final class Session {
                 reply["fid"] = device.installationID.map(JSON.string) ?? .null
                 reply["topics"] = .array(device.topics.map(JSON.string))
             }
+            reply["channels"] = .array(device.channelSummaries.map(JSON.object))
         }
     }
 
@@ -274,7 +300,7 @@ public final class Session {
         }
         let id = "d\(devices.count + 1)"
         let device = Device(
-            id: id, platform: platform, bundleID: bundle, options: options, registry: registry,
+            id: id, platform: platform, bundleID: bundle, options: options, registry: registry, hub: hub,
             core: endpoint.receiver(for: id))
         devices.append(device)
         devicesByID[id] = device

@@ -9,8 +9,17 @@ public enum Transcript {
             for note in exchange.step.notes { lines.append(style.dim("  # \(note)")) }
             lines.append(style.bold("› ") + exchange.step.request)
             let parsed = exchange.output.map { (try? JSON.parse(text: $0)) ?? .null }
-            for delivery in parsed.dropLast() { lines.append("    " + describeDelivery(delivery, style)) }
-            if let reply = parsed.last { lines.append("    " + describeReply(reply, style)) }
+            // Report lines (what arrived on its own time, after `await`) are told
+            // apart from deliveries and replies.
+            for (index, line) in parsed.enumerated() {
+                if line["network"] != nil {
+                    lines.append("    " + describeReport(line, style))
+                } else if index == parsed.count - 1 && line["reply"] != nil {
+                    lines.append("    " + describeReply(line, style))
+                } else {
+                    lines.append("    " + describeDelivery(line, style))
+                }
+            }
             if let failure = exchange.failure {
                 lines.append(style.red("  ✗ " + failure.replacingNewlines(with: "\n    ")))
             }
@@ -26,6 +35,13 @@ public enum Transcript {
         let output = delivery["output"]?.stringValue ?? ""
         if delivery["ok"] == false { return style.cyan("← \(key)") + style.red("  failed: ") + output }
         return style.cyan("← \(key)") + "  " + output
+    }
+
+    static func describeReport(_ report: JSON, _ style: Style) -> String {
+        let fields = (report.objectValue ?? JSONObject()).filter { $0.key != "network" }.map { key, value in
+            "\(key)=\(value.stringValue ?? value.compactText)"
+        }
+        return ([style.cyan("⇠ \(report["network"]?.stringValue ?? "?")")] + fields).joined(separator: "  ")
     }
 
     static func describeReply(_ reply: JSON, _ style: Style) -> String {

@@ -38,7 +38,9 @@ public final class Device: PushSystem {
     public let options: DeviceOptions
     private let registry: TokenRegistry
     private let core: @Sendable (Delivery) -> Void
-    private let state: Monitor<State>
+    let state: Monitor<State>
+    /// The world's channels: where MQTT arrivals go, and the front door's address.
+    let hub: ChannelHub
 
     struct State {
         var installed = true
@@ -64,6 +66,8 @@ public final class Device: PushSystem {
         var lastPost: (id: String, replaced: Bool)?
         var nextMessage = 1
         var ids = IDGenerator()
+        /// The install's channel registrations and the process's connections.
+        var channels = DeviceChannels()
 
         mutating func newToken(for platform: PushPlatform) -> String {
             platform == .android ? ids.fcmToken() : Hex.encode(ids.apnsToken())
@@ -74,9 +78,11 @@ public final class Device: PushSystem {
     /// receives what the app's host delivers while a process is alive.
     public init(
         id: String = "d1", platform: PushPlatform, bundleID: String, options: DeviceOptions = DeviceOptions(),
-        registry: TokenRegistry = TokenRegistry(), core: @escaping @Sendable (Delivery) -> Void
+        registry: TokenRegistry = TokenRegistry(), hub: ChannelHub = ChannelHub(),
+        core: @escaping @Sendable (Delivery) -> Void
     ) {
         self.id = id
+        self.hub = hub
         self.platform = platform
         self.options = options
         self.registry = registry
@@ -110,6 +116,7 @@ public final class Device: PushSystem {
     }
 
     deinit {
+        closeConnections()
         state.withLock { $0.process }?.end()
     }
 
@@ -289,6 +296,15 @@ public final class Device: PushSystem {
             } else {
                 process.push.androidBridge.onNewIntent(intent)
             }
+        case .channel(let event):
+            if running == nil {
+                switch platform {
+                case .ios: process.push.iosBridge.didFinishLaunching(remoteNotification: nil)
+                case .android: process.push.androidBridge.onCreate(intent: nil)
+                case .web: break
+                }
+            }
+            process.push.channelBridge.opened(id: entry.id, event: event)
         }
         return entry.id
     }
@@ -308,6 +324,7 @@ public final class Device: PushSystem {
             state.topics = []
             state.tray.clear()
             state.authorization = .undetermined
+            state.channels = DeviceChannels()
         }
     }
 
@@ -538,6 +555,7 @@ public final class Device: PushSystem {
             }
             return state.process
         }
+        closeConnections()
         guard let process else { return }
         let dropped = process.push.diagnostics.droppedTaps
         process.end()
@@ -555,7 +573,7 @@ public final class Device: PushSystem {
         }
     }
 
-    private static func received(_ live: Int, via callback: String) -> String {
+    static func received(_ live: Int, via callback: String) -> String {
         live == 0
             ? "\(callback) ran with no events subscriber, so the received event was dropped (received is never buffered, DEL-1)"
             : "delivered as received (\(callback)) to \(live) subscriber\(live == 1 ? "" : "s")"

@@ -20,4 +20,11 @@ final class DeviceLink: PushSystem {
     func post(_ notification: TrayNotification) { device?.post(notification) }
     func lastReportedToken() -> String? { device?.lastReportedToken() }
     func storeReportedToken(_ token: String) { device?.storeReportedToken(token) }
+    func registerChannel(
+        _ request: ChannelRequest, answer: @escaping @Sendable (Result<String, ChannelRefusal>) -> Void
+    ) {
+        guard let device else { return answer(.failure(ChannelRefusal("the device is gone"))) }
+        device.registerChannel(request, answer: answer)
+    }
+    func resumeChannels() { device?.resumeChannels() }
 }

@@ -9,6 +9,8 @@ public struct TrayEntry: Sendable, Equatable {
         case ios(userInfo: JSONObject)
         /// Android: the tap intent.
         case android(intent: AndroidIntent)
+        /// Another channel's notification (Appwrite): the `opened` event its tap delivers.
+        case channel(event: JSONObject)
     }
 
     public let id: String

@@ -18,11 +18,16 @@ enum Serve {
         --listen ADDRESS:PORT also serves the network front door on that port (0: any
         free one): as an HTTPS proxy (CONNECT to the service hosts), over TLS (ALPN h2 and
         http/1.1) and in clear text (HTTP/1.1, and HTTP/2 with prior knowledge): APNs, FCM
-        HTTP v1 and Google's OAuth token endpoint. The first output line then says where:
+        HTTP v1, Google's OAuth token endpoint, the http channel's webhooks and PubNub's
+        REST API. The first output line then says where:
         {"listening":{"address":…,"ca":…}}. Each network
         request writes its deliveries and one {"network":…} report line before it is
-        answered. --ca-dir DIR holds the test CA (default .cxshell/ca). The protocol:
-        Docs/Shell.md; the front door: Docs/FrontDoor.md.
+        answered. --ca-dir DIR holds the test CA (default .cxshell/ca).
+
+        Messages from channels (Appwrite's MQTT) arrive on their own time: each writes its
+        deliveries and one {"network":"mqtt",…} report line as it comes, between any two
+        other lines. The protocol: Docs/Shell.md; the front door: Docs/FrontDoor.md;
+        the channels: Docs/Channels.md.
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -64,6 +69,7 @@ enum Serve {
                         }
                     })
                 let shown = address.contains(":") ? "[\(address)]:\(door!.port)" : "\(address):\(door!.port)"
+                world.withLock { $0.session.hub.frontDoorAddress = shown }
                 let path = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
                 _ = writeLines([#"{"listening":{"address":"\#(shown)","ca":"\#(path)"}}"#])
             } catch {
@@ -80,6 +86,16 @@ enum Serve {
             sigaddset(&unblock, signal)
         }
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        // Channel messages (MQTT) arrive on their own time: each is handled between
+        // two requests, under the same lock, and written as it comes (channels.md).
+        let hub = world.withLock { $0.session.hub }
+        Thread.detachNewThread {
+            while true {
+                guard hub.waitForArrivals(timeout: 3600) else { continue }
+                let written = world.withLock { world in world.flush() && writeLines(world.session.handleArrivals()) }
+                if !written { _exit(1) }
+            }
+        }
         guard let input = LineReader(descriptor: 0) else { return 1 }
         while let line = input.next() {
             // One write per request keeps a driver that waits for the reply from waiting

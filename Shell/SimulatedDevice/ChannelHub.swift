@@ -1,0 +1,66 @@
+import CXHost
+import MQTTClient
+
+/// A message that came from a channel on its own time, not in answer to a request:
+/// which device's connection took it, and which life of that connection.
+public struct ChannelArrival: Sendable {
+    public var deviceID: String
+    public var clientID: String
+    /// The connection's number on its device: an arrival from a connection that has
+    /// since closed (its process ended) is told apart from a current one.
+    public var connection: Int
+    public var message: MQTTMessage
+}
+
+/// What the world's channels share: the arrivals waiting to be handled, the front
+/// door's address (the `http` channel's URLs name it), and which device holds each
+/// webhook recipient id. Thread-safe: MQTT network threads post arrivals here.
+public final class ChannelHub: Sendable {
+    private let arrivals = Monitor([ChannelArrival]())
+    private let directory = Monitor(Directory())
+
+    struct Directory {
+        var frontDoorAddress: String?
+        /// Webhook recipient id → device id, for every recipient ever issued.
+        var recipients: [String: String] = [:]
+    }
+
+    public init() {}
+
+    func post(_ arrival: ChannelArrival) {
+        arrivals.withLock { arrivals in
+            arrivals.append(arrival)
+            self.arrivals.broadcast()
+        }
+    }
+
+    /// Sleeps until at least `count` arrivals wait, or `timeout` seconds passed;
+    /// returns whether they are there.
+    public func waitForArrivals(count: Int = 1, timeout: Double) -> Bool {
+        arrivals.wait(until: { $0.count >= count }, timeout: timeout, then: { $0.count >= count })
+    }
+
+    /// Takes the waiting arrivals, oldest first (at most `limit`).
+    public func takeArrivals(limit: Int = .max) -> [ChannelArrival] {
+        arrivals.withLock { arrivals in
+            let taken = Array(arrivals.prefix(limit))
+            arrivals.removeFirst(taken.count)
+            return taken
+        }
+    }
+
+    /// `ADDRESS:PORT` of the front door, once `cxshell serve --listen` opened it.
+    public var frontDoorAddress: String? {
+        get { directory.withLock { $0.frontDoorAddress } }
+        set { directory.withLock { $0.frontDoorAddress = newValue } }
+    }
+
+    /// The device that was issued webhook recipient `id`.
+    public func device(ofRecipient id: String) -> String? {
+        directory.withLock { $0.recipients[id] }
+    }
+
+    func issue(recipient: String, to device: String) {
+        directory.withLock { $0.recipients[recipient] = device }
+    }
+}
