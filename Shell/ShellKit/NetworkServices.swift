@@ -28,6 +28,8 @@ extension Session {
             (report, response) = fcm(request)
         } else if host == "oauth2.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/token")) {
             (report, response) = oauth(request)
+        } else if path.hasPrefix("/webhooks/") {
+            (report, response) = webhook(request)
         } else if Self.serviceHosts.contains(host) || Self.unbuiltPaths.contains(where: path.hasPrefix) {
             (report, response) = Self.notBuilt(host.isEmpty ? path : host)
         } else if path.hasPrefix("/3/device/") {
@@ -52,7 +54,7 @@ extension Session {
     public static func isServiceHost(_ host: String) -> Bool {
         apnsHosts[host] != nil || serviceHosts.contains(host) || host.hasSuffix(".pndsn.com")
     }
-    static let unbuiltPaths = ["/publish/", "/v1/push/", "/v2/push/", "/webhooks/"]
+    static let unbuiltPaths = ["/publish/", "/v1/push/", "/v2/push/"]
 
     /// The services the front door does not serve yet answer so, rather than 404.
     static func notBuilt(_ what: String) -> (JSONObject, HTTPResponse) {

@@ -39,6 +39,8 @@ public final class Session {
     /// access tokens the OAuth endpoint issued, with when they expire (ms).
     var googleKeys: [String: PublicKey] = [:]
     var accessTokens: [String: Int64] = [:]
+    /// Webhook ids accepted per recipient, with their timestamps (s), for XM-4.
+    var webhookIDs: [String: [String: Int64]] = [:]
     let clock: () -> Int64
 
     /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps).
