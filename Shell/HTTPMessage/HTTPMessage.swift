@@ -63,13 +63,14 @@ extension HTTPRequest {
         return fields
     }
 
-    /// Percent-decoding (`+` is a space); nil for a bad escape or bytes that are not UTF-8.
-    public static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
+    /// Percent-decoding (`+` is a space in a form, not in a path); nil for a bad
+    /// escape or bytes that are not UTF-8.
+    public static func percentDecoded(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool = true) -> String? {
         var out: [UInt8] = []
         var index = bytes.startIndex
         while index < bytes.endIndex {
             let byte = bytes[index]
-            if byte == UInt8(ascii: "+") {
+            if byte == UInt8(ascii: "+") && plusIsSpace {
                 out.append(0x20)
             } else if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,

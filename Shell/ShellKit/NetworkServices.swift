@@ -30,8 +30,8 @@ extension Session {
             (report, response) = oauth(request)
         } else if path.hasPrefix("/webhooks/") {
             (report, response) = webhook(request)
-        } else if Self.serviceHosts.contains(host) || Self.unbuiltPaths.contains(where: path.hasPrefix) {
-            (report, response) = Self.notBuilt(host.isEmpty ? path : host)
+        } else if host.hasSuffix(".pndsn.com") || Self.pubnubPaths.contains(where: path.hasPrefix) {
+            (report, response) = pubnub(request)
         } else if path.hasPrefix("/3/device/") {
             (report, response) = apns(request, environment: nil)
         } else {
@@ -54,12 +54,7 @@ extension Session {
     public static func isServiceHost(_ host: String) -> Bool {
         apnsHosts[host] != nil || serviceHosts.contains(host) || host.hasSuffix(".pndsn.com")
     }
-    static let unbuiltPaths = ["/publish/", "/v1/push/", "/v2/push/"]
-
-    /// The services the front door does not serve yet answer so, rather than 404.
-    static func notBuilt(_ what: String) -> (JSONObject, HTTPResponse) {
-        plain("http", 501, "the front door does not serve \(what) yet; APNs, FCM and OAuth are built")
-    }
+    static let pubnubPaths = ["/publish/", "/v1/push/", "/v2/push/"]
 
     /// An answer that is one sentence of plain text, and its report line.
     static func plain(_ service: String, _ status: Int, _ sentence: String) -> (JSONObject, HTTPResponse) {

@@ -41,6 +41,9 @@ public final class Session {
     var accessTokens: [String: Int64] = [:]
     /// Webhook ids accepted per recipient, with their timestamps (s), for XM-4.
     var webhookIDs: [String: [String: Int64]] = [:]
+    /// PubNub's push registrations, and the last timetoken it gave.
+    var pubnubDevices = PubNubRegistrations()
+    var lastTimetoken: Int64 = 0
     let clock: () -> Int64
 
     /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps).
