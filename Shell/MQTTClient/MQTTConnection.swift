@@ -27,8 +27,8 @@ public struct MQTTFailure: Error, Sendable, CustomStringConvertible {
 ///
 /// It subscribes to its `subscriptions` at every connect (the first and each
 /// reconnect), so a broker that lost its sessions still delivers. A connection lost
-/// after the first connect is retried by libmosquitto's thread with backoff (1 s,
-/// doubling, at most `maxReconnectDelay` seconds) until `close`. Messages are handed
+/// is retried with backoff (1 s, doubling, at most `maxReconnectDelay` seconds)
+/// until `close`. Messages are handed
 /// to `onMessage` on that thread, in the order the broker sent them.
 ///
 /// `close` must be called (it joins the network thread), and never from `onMessage`.
@@ -59,6 +59,7 @@ public final class MQTTConnection: @unchecked Sendable {
         var connects = 0
         var publishedMessages: Set<Int32> = []
         var loopStarted = false
+        var loopEnded = false
         var closed = false
     }
 
@@ -82,6 +83,8 @@ public final class MQTTConnection: @unchecked Sendable {
         self.handle = handle
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        // Publish, subscribe and disconnect come from other threads than the loop's.
+        mosquitto_threaded_set(handle, true)
         mosquitto_reconnect_delay_set(handle, 1, Self.maxReconnectDelay, true)
         mosquitto_connect_callback_set(handle) { _, object, code in
             MQTTConnection.from(object)?.connected(code: code)
@@ -128,11 +131,7 @@ public final class MQTTConnection: @unchecked Sendable {
     /// subscription, at most `connectTimeout`; then the connection stays up (and is
     /// retried when lost) until `close`.
     public func connect(host: String, port: Int) throws(MQTTFailure) {
-        let code = mosquitto_connect_async(handle, host, Int32(port), 30)
-        guard code == MOSQ_ERR_SUCCESS.rawValue else {
-            throw MQTTFailure("the broker at \(host):\(port) cannot be reached: \(Self.describe(code))")
-        }
-        startLoop()
+        startLoop(host: host, port: port, retryFirstConnect: false)
         let outcome = status.wait(
             until: { $0.subscribed || $0.refusal != nil }, timeout: Self.connectTimeout,
             then: { status -> String? in
@@ -146,14 +145,13 @@ public final class MQTTConnection: @unchecked Sendable {
                 "the broker at \(host):\(port) did not accept the connection and its subscriptions within \(Int(Self.connectTimeout)) s"
             )
         case let refusal?:
-            throw MQTTFailure("the broker at \(host):\(port) refused: \(refusal)")
+            throw MQTTFailure("the broker at \(host):\(port) \(refusal)")
         }
     }
 
     /// Starts connecting without waiting; a broker that is down is retried with backoff.
     public func connectInBackground(host: String, port: Int) {
-        _ = mosquitto_connect_async(handle, host, Int32(port), 30)
-        startLoop()
+        startLoop(host: host, port: port, retryFirstConnect: true)
     }
 
     /// Publishes and, for QoS 1 and 2, waits until the broker acknowledged it.
@@ -174,13 +172,15 @@ public final class MQTTConnection: @unchecked Sendable {
     /// Disconnects cleanly and joins the network thread. Idempotent.
     public func close() {
         let started = status.withLock { status -> Bool in
-            defer { status.closed = true }
+            defer {
+                status.closed = true
+                self.status.broadcast()
+            }
             return status.loopStarted && !status.closed
         }
         guard started else { return }
         mosquitto_disconnect(handle)
-        mosquitto_loop_stop(handle, false)
-        status.withLock { $0.connected = false }
+        status.wait(until: { $0.loopEnded }, then: { $0.connected = false })
     }
 
     // MARK: Callbacks (the network thread)
@@ -188,7 +188,7 @@ public final class MQTTConnection: @unchecked Sendable {
     private func connected(code: Int32) {
         guard code == 0 else {
             status.withLock { status in
-                status.refusal = Self.connackReason(code)
+                status.refusal = "refused: " + Self.connackReason(code)
                 self.status.broadcast()
             }
             return
@@ -214,18 +214,49 @@ public final class MQTTConnection: @unchecked Sendable {
     private func subscribed(mid: Int32, refused: Bool) {
         status.withLock { status in
             status.pendingSubscriptions.remove(mid)
-            if refused { status.refusal = "the broker refused a subscription" }
+            if refused { status.refusal = "refused a subscription" }
             status.subscribed = status.pendingSubscriptions.isEmpty && status.connected
             self.status.broadcast()
         }
     }
 
-    private func startLoop() {
+    /// The network thread: connects, runs libmosquitto's loop (which itself
+    /// reconnects a lost connection with backoff), and when a connect fails, tries
+    /// again after 1 s, doubling up to `maxReconnectDelay`, until `close`. A first
+    /// connect that fails ends the thread unless `retryFirstConnect`.
+    private func startLoop(host: String, port: Int, retryFirstConnect: Bool) {
         let start = status.withLock { status -> Bool in
             defer { status.loopStarted = true }
-            return !status.loopStarted
+            return !status.loopStarted && !status.closed
         }
-        if start { mosquitto_loop_start(handle) }
+        guard start else { return }
+        let thread = Thread { [self] in
+            var delay = 1.0
+            var first = true
+            while !status.withLock({ $0.closed }) {
+                let code = first ? mosquitto_connect(handle, host, Int32(port), 30) : mosquitto_reconnect(handle)
+                if code == MOSQ_ERR_SUCCESS.rawValue {
+                    delay = 1
+                    mosquitto_loop_forever(handle, 1000, 1)
+                } else if first && !retryFirstConnect {
+                    let reason = Self.describe(code)
+                    status.withLock { status in
+                        status.refusal = "cannot be reached: \(reason)"
+                        self.status.broadcast()
+                    }
+                    break
+                }
+                first = false
+                // Sleeps until the next try, or until `close`.
+                status.wait(until: { $0.closed }, timeout: delay, then: { _ in })
+                delay = min(delay * 2, Double(Self.maxReconnectDelay))
+            }
+            status.withLock { status in
+                status.loopEnded = true
+                self.status.broadcast()
+            }
+        }
+        thread.start()
     }
 
     private static func from(_ object: UnsafeMutableRawPointer?) -> MQTTConnection? {

@@ -64,20 +64,24 @@ extension Device {
         case .failure(let refusal): return .failure(refusal)
         case .success(let valid): registration = valid
         }
+        // One connection per client id: the broker would hand the session back and
+        // forth between two. The old one closes before the new one connects.
+        let previous = state.withLock { $0.channels.connections.removeValue(forKey: registration.clientID) }
+        previous?.connection.close()
         let (connection, number) = makeConnection(registration)
         do {
             try connection.connect(host: registration.host, port: registration.port)
         } catch {
             connection.close()
+            // What was registered before stays registered, and reconnects.
+            if previous != nil { resumeChannels() }
             return .failure(ChannelRefusal("Appwrite could not register: \(error.description)"))
         }
-        let replaced = state.withLock { state -> MQTTConnection? in
+        state.withLock { state in
             state.channels.appwrite.removeAll { $0.clientID == registration.clientID }
             state.channels.appwrite.append(registration)
-            defer { state.channels.connections[registration.clientID] = (connection, number) }
-            return state.channels.connections[registration.clientID]?.connection
+            state.channels.connections[registration.clientID] = (connection, number)
         }
-        replaced?.close()
         return .success(registration.clientID)
     }
 
