@@ -34,9 +34,12 @@ deps:
 build: deps
 	$(SWIFT) build -Xswiftc -warnings-as-errors
 
-# The seed's four checks on iOS and on Android, played by the headless shell.
+# The seed's four checks on iOS and on Android, then one short scenario per channel
+# (Appwrite over a real broker, XMTP webhooks, PubNub), played by the headless shell.
 demo: build
-	@.build/debug/cxshell run Tests/Scenarios/ios-seed-checks.cxs Tests/Scenarios/android-seed-checks.cxs
+	@.build/debug/cxshell run Tests/Scenarios/ios-seed-checks.cxs Tests/Scenarios/android-seed-checks.cxs \
+		Tests/Scenarios/APW-appwrite-push-over-mqtt.cxs Tests/Scenarios/XM-2-webhook-hints-reach-the-running-app.cxs \
+		Tests/Scenarios/PN-pubnub-gateway-fans-out-to-apns-and-fcm.cxs
 
 test: deps
 	Tests/run-all

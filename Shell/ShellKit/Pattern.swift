@@ -6,7 +6,8 @@ struct Pattern {
     /// Values remembered by `{{name}}`.
     var captures: [String: JSON] = [:]
 
-    /// `"*"` matches any value, `"text*"` any string that starts with `text`.
+    /// `"*"` matches any value, `"text*"` any string that starts with `text`,
+    /// `"{{name}}"` any value (remembered), `"a{{name}}b"` a string between `a` and `b`.
     /// `subset`: an expected object's keys must be present (others are ignored);
     /// otherwise the keys must be the same, in the same order. A string value
     /// matches an expected object or array when it is that JSON's text.
@@ -19,6 +20,21 @@ struct Pattern {
             if let name = Self.captureName(text) {
                 if let known = captures[name] { return known == actual }
                 captures[name] = actual
+                return true
+            }
+            // `prefix{{name}}suffix`: the part of a string between them.
+            if let open = text.range(of: "{{"),
+                let close = text.range(of: "}}", range: open.upperBound..<text.endIndex),
+                case .string(let value) = actual
+            {
+                let prefix = text[..<open.lowerBound]
+                let suffix = text[close.upperBound...]
+                let name = String(text[open.upperBound..<close.lowerBound])
+                guard value.hasPrefix(prefix), value.hasSuffix(suffix), value.count >= prefix.count + suffix.count
+                else { return false }
+                let middle = JSON.string(String(value.dropFirst(prefix.count).dropLast(suffix.count)))
+                if let known = captures[name] { return known == middle }
+                captures[name] = middle
                 return true
             }
         }

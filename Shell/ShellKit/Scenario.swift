@@ -37,6 +37,11 @@ import OrderedJSON
 /// - `await` (or `await {"count":N}`): waits (at most 10 s) until N channel messages
 ///   arrived, and handles them; its expectations are their deliveries and report
 ///   lines, in order.
+/// - `front_door` (or `front_door {"address":…}`): the address the http channel's
+///   URLs name (no socket is opened).
+/// - `http {"method","path","headers","body" or "body_text","sign"}`: a request handed
+///   to the front door's services; its reply line has `status` and `body`. `sign`
+///   (a webhook signing key) adds Standard Webhooks headers signed now.
 /// In patterns `"*"` matches any value, `"text*"` any string starting with `text`, and `"{{name}}"` matches any value the first
 /// time and remembers it; later it must be equal. Request lines may use `{{name}}`
 /// to send a remembered value (`{{token}}` is always the device's current token).

@@ -1,3 +1,6 @@
+import Credentials
+import Foundation
+import HTTPMessage
 import MQTTClient
 import OrderedJSON
 
@@ -188,7 +191,8 @@ extension Scenario.Expectation {
 }
 
 /// The steps a scenario's runner plays itself for channels: a real broker, a
-/// backend's publish, and waiting for what arrives on its own time.
+/// backend's publish, waiting for what arrives on its own time, and requests to the
+/// front door's services.
 struct ChannelSteps {
     var broker: MQTTBroker?
     static let awaitTimeout = 10.0
@@ -231,6 +235,13 @@ struct ChannelSteps {
             try backend.connect(host: "127.0.0.1", port: broker.port)
             try backend.publish(topic: topic, payload: payload, qos: qos)
             return ok()
+        case "front_door":
+            let fields = try JSON.parse(text: rest.isEmpty ? "{}" : rest).objectValue
+            let address = fields?["address"]?.stringValue ?? "127.0.0.1:8443"
+            session.hub.frontDoorAddress = address
+            return ok([("address", .string(address))])
+        case "http":
+            return try http(rest, session: session)
         case "await":
             let fields = try JSON.parse(text: rest.isEmpty ? "{}" : rest).objectValue
             let count = fields?["count"]?.integerValue.map(Int.init) ?? 1
@@ -243,6 +254,50 @@ struct ChannelSteps {
         default:
             return nil
         }
+    }
+
+    /// `http {"method","path","headers":{…},"body":{…} or "body_text","sign":KEY}`: a
+    /// request handed to the front door's services as the transport would hand it
+    /// (no socket). With `sign` (a webhook signing key, base64), the Standard
+    /// Webhooks headers are added, signed now. Output: the request's lines, then a
+    /// reply line with the answer's `status` and `body`.
+    func http(_ text: String, session: Session) throws -> [String] {
+        guard let fields = try JSON.parse(text: text.isEmpty ? "{}" : text).objectValue,
+            case .string(let path)? = fields["path"]
+        else { throw BadStep(description: "http needs {\"path\":…}") }
+        let method = fields["method"]?.stringValue ?? "POST"
+        let body: [UInt8] =
+            if case .string(let raw)? = fields["body_text"] { Array(raw.utf8) } else {
+                fields["body"]?.compactBytes ?? []
+            }
+        var headers: [(name: String, value: String)] = [
+            (":method", method), (":path", path), (":authority", fields["host"]?.stringValue ?? "127.0.0.1"),
+        ]
+        for (name, value) in fields["headers"]?.objectValue ?? JSONObject() {
+            headers.append((name.lowercased(), value.stringValue ?? value.compactText))
+        }
+        if case .string(var key)? = fields["sign"] {
+            if key.hasPrefix("whsec_") { key.removeFirst(6) }
+            guard let secret = Data(base64Encoded: key) else { throw BadStep(description: "sign must be base64") }
+            let id = fields["webhook_id"]?.stringValue ?? "msg_\(UUID().uuidString)"
+            let timestamp = String(Int(Date().timeIntervalSince1970))
+            let signature = StandardWebhook.signature(key: Array(secret), id: id, timestamp: timestamp, body: body)
+            headers += [
+                ("webhook-id", id), ("webhook-timestamp", timestamp),
+                ("webhook-signature", "v1," + Data(signature).base64EncodedString()),
+            ]
+        }
+        let exchange = session.handle(
+            network: HTTPRequest(headers: headers, body: body, serverName: nil, tls: true, http2: true))
+        let reply = JSONObject([
+            ("reply", .null), ("ok", true), ("status", .integer(Int64(exchange.response.status))),
+            ("body", .string(String(decoding: exchange.response.body, as: UTF8.self))),
+        ])
+        return exchange.lines + [reply.compactText]
+    }
+
+    struct BadStep: Error, CustomStringConvertible {
+        let description: String
     }
 
     struct AwaitTimedOut: Error, CustomStringConvertible {

@@ -23,7 +23,8 @@ import Testing
 
         /// `register` on the Appwrite channel with these extra options; the reply.
         func register(_ options: String = "", user: String = "u1", endpoint: String? = nil) throws -> JSONObject {
-            let input = #"{"channel":"appwrite","endpoint":"\#(endpoint ?? broker.endpoint)","user":"\#(user)"\#(options)}"#
+            let input =
+                #"{"channel":"appwrite","endpoint":"\#(endpoint ?? broker.endpoint)","user":"\#(user)"\#(options)}"#
             let line = JSONObject([
                 ("op", "call"), ("plugin", "push"), ("method", "register"), ("input", .string(input)),
             ])
@@ -84,14 +85,20 @@ import Testing
         }
         #expect(try world.channels().isEmpty)
         // The plugin's own refusals: not JSON, no channel, an unknown channel (REG-3).
-        for (input, words) in [("{nope", "not JSON"), (#"{"x":1}"#, "needs \"channel\""), (#"{"channel":"sms"}"#, "unknown channel 'sms'")] {
-            let line = JSONObject([("op", "call"), ("plugin", "push"), ("method", "register"), ("input", .string(input))])
+        for (input, words) in [
+            ("{nope", "not JSON"), (#"{"x":1}"#, "needs \"channel\""), (#"{"channel":"sms"}"#, "unknown channel 'sms'"),
+        ] {
+            let line = JSONObject([
+                ("op", "call"), ("plugin", "push"), ("method", "register"), ("input", .string(input)),
+            ])
             let reply = try world.reply(JSON.object(line).compactText)
             #expect(reply["ok"] == false && reply["output"]?.stringValue?.contains(words) == true, "\(reply)")
         }
         // A good registration still works after all that, and the OS channel is unchanged.
         #expect(try world.register()["ok"] == true)
-        #expect(try world.reply(#"{"op":"call","plugin":"push","method":"register"}"#)["output"]?.stringValue?.contains("apns") == true)
+        #expect(
+            try world.reply(#"{"op":"call","plugin":"push","method":"register"}"#)["output"]?.stringValue?.contains(
+                "apns") == true)
     }
 
     @Test func APW1_aDenialDoesNotFailTheRegistrationButNothingIsShown() throws {
@@ -175,7 +182,8 @@ import Testing
         let backend = try MQTTConnection(clientID: "flood", cleanSession: true)
         try backend.connect(host: "127.0.0.1", port: world.broker.port)
         let bad: [[UInt8]] = [
-            Array("[1,2]".utf8), [0xFF, 0xFE], Array(#"{"messageId":7}"#.utf8), Array(#"{"messageId":"x","data":[]}"#.utf8),
+            Array("[1,2]".utf8), [0xFF, 0xFE], Array(#"{"messageId":7}"#.utf8),
+            Array(#"{"messageId":"x","data":[]}"#.utf8),
             [UInt8](repeating: 0x20, count: 300 * 1024),
         ]
         for index in 0..<200 { try backend.publish(topic: "users/u1", payload: bad[index % bad.count], qos: 1) }
@@ -205,6 +213,9 @@ import Testing
         }
         #expect(connected)
         try world.publish("users/u1", #"{"messageId":"after","data":{"k":"v"}}"#)
-        #expect(world.arrivals().first == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"k\":\"v\",\"mobiler_push\":\"received\"}"}"#)
+        #expect(
+            world.arrivals().first
+                == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"k\":\"v\",\"mobiler_push\":\"received\"}"}"#
+        )
     }
 }
