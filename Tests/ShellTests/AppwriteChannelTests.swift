@@ -218,4 +218,32 @@ import Testing
                 == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"k\":\"v\",\"mobiler_push\":\"received\"}"}"#
         )
     }
+
+    /// In `cxshell serve`, a message is written as it arrives, between requests:
+    /// its deliveries, then its report line, without any request asking.
+    @Test func serveWritesArrivalsAsTheyComeAndKeepsServing() throws {
+        let broker = try MQTTBroker()
+        let shell = try FrontDoorTests.Shell()
+        _ = try shell.send(#"{"op":"device","platform":"android"}"#)
+        _ = try shell.send(#"{"op":"launch"}"#)
+        _ = try shell.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+        let input = #"{\"channel\":\"appwrite\",\"endpoint\":\"\#(broker.endpoint)\",\"user\":\"u9\"}"#
+        let registered = try shell.send(#"{"op":"call","plugin":"push","method":"register","input":"\#(input)"}"#)
+        #expect(registered.last?.contains(#""ok":true"#) == true, "\(registered)")
+        let publish = Process()
+        publish.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        publish.arguments = [
+            "mosquitto_pub", "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", "users/u9", "-m",
+            #"{"messageId":"live","data":{"n":"1"}}"#,
+        ]
+        try publish.run()
+        publish.waitUntilExit()
+        // Nothing was asked: the lines come on their own.
+        let delivery = try FrontDoorTests.Shell.readLine(shell.output, &shell.pending)
+        let report = try FrontDoorTests.Shell.readLine(shell.output, &shell.pending)
+        #expect(delivery == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"n\":\"1\",\"mobiler_push\":\"received\"}"}"#)
+        #expect(report.hasPrefix(#"{"network":"mqtt","device":"d1","topic":"users/u9","messageId":"live""#), "\(report)")
+        #expect(try shell.send(#"{"op":"state"}"#).last?.contains(#""connected":true"#) == true)
+        #expect(shell.stop() == 0)
+    }
 }
