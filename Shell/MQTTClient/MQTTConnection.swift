@@ -220,10 +220,10 @@ public final class MQTTConnection: @unchecked Sendable {
         }
     }
 
-    /// The network thread: connects, runs libmosquitto's loop (which itself
-    /// reconnects a lost connection with backoff), and when a connect fails, tries
-    /// again after 1 s, doubling up to `maxReconnectDelay`, until `close`. A first
-    /// connect that fails ends the thread unless `retryFirstConnect`.
+    /// The network thread: connects and runs libmosquitto's loop; when the
+    /// connection is lost or a connect fails, tries again after 1 s, doubling up to
+    /// `maxReconnectDelay`, until `close`. A first connect that fails ends the
+    /// thread unless `retryFirstConnect`.
     private func startLoop(host: String, port: Int, retryFirstConnect: Bool) {
         let start = status.withLock { status -> Bool in
             defer { status.loopStarted = true }
@@ -237,7 +237,11 @@ public final class MQTTConnection: @unchecked Sendable {
                 let code = first ? mosquitto_connect(handle, host, Int32(port), 30) : mosquitto_reconnect(handle)
                 if code == MOSQ_ERR_SUCCESS.rawValue {
                     delay = 1
-                    mosquitto_loop_forever(handle, 1000, 1)
+                    // One turn at a time, so `close` is seen after each: `close`'s
+                    // disconnect wakes the turn, which then ends with no connection.
+                    while !status.withLock({ $0.closed }) {
+                        guard mosquitto_loop(handle, 1000, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
+                    }
                 } else if first && !retryFirstConnect {
                     let reason = Self.describe(code)
                     status.withLock { status in

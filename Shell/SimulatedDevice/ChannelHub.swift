@@ -16,8 +16,13 @@ public struct ChannelArrival: Sendable {
 /// door's address (the `http` channel's URLs name it), and which device holds each
 /// webhook recipient id. Thread-safe: MQTT network threads post arrivals here.
 public final class ChannelHub: Sendable {
-    private let arrivals = Monitor([ChannelArrival]())
+    private let arrivals = Monitor(Arrivals())
     private let directory = Monitor(Directory())
+
+    struct Arrivals {
+        var waiting: [ChannelArrival] = []
+        var closed = false
+    }
 
     struct Directory {
         var frontDoorAddress: String?
@@ -29,22 +34,34 @@ public final class ChannelHub: Sendable {
 
     func post(_ arrival: ChannelArrival) {
         arrivals.withLock { arrivals in
-            arrivals.append(arrival)
+            arrivals.waiting.append(arrival)
             self.arrivals.broadcast()
         }
     }
 
-    /// Sleeps until at least `count` arrivals wait, or `timeout` seconds passed;
-    /// returns whether they are there.
+    /// Sleeps until at least `count` arrivals wait, `timeout` seconds passed, or
+    /// the hub is closed; returns whether they are there.
     public func waitForArrivals(count: Int = 1, timeout: Double) -> Bool {
-        arrivals.wait(until: { $0.count >= count }, timeout: timeout, then: { $0.count >= count })
+        arrivals.wait(
+            until: { $0.waiting.count >= count || $0.closed }, timeout: timeout,
+            then: { $0.waiting.count >= count })
     }
+
+    /// Wakes every waiter for good: whoever handles arrivals stops.
+    public func close() {
+        arrivals.withLock { arrivals in
+            arrivals.closed = true
+            self.arrivals.broadcast()
+        }
+    }
+
+    public var isClosed: Bool { arrivals.withLock { $0.closed } }
 
     /// Takes the waiting arrivals, oldest first (at most `limit`).
     public func takeArrivals(limit: Int = .max) -> [ChannelArrival] {
         arrivals.withLock { arrivals in
-            let taken = Array(arrivals.prefix(limit))
-            arrivals.removeFirst(taken.count)
+            let taken = Array(arrivals.waiting.prefix(limit))
+            arrivals.waiting.removeFirst(taken.count)
             return taken
         }
     }

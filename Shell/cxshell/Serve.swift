@@ -88,13 +88,18 @@ enum Serve {
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         // Channel messages (MQTT) arrive on their own time: each is handled between
         // two requests, under the same lock, and written as it comes (channels.md).
+        // The thread holds the world weakly and is joined at the end of input, so the
+        // world ends with `run`, as before.
         let hub = world.withLock { $0.session.hub }
-        Thread.detachNewThread {
-            while true {
+        let arrivalsEnded = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [weak world] in
+            while !hub.isClosed {
                 guard hub.waitForArrivals(timeout: 3600) else { continue }
+                guard let world else { break }
                 let written = world.withLock { world in world.flush() && writeLines(world.session.handleArrivals()) }
                 if !written { _exit(1) }
             }
+            arrivalsEnded.signal()
         }
         guard let input = LineReader(descriptor: 0) else { return 1 }
         while let line = input.next() {
@@ -105,6 +110,8 @@ enum Serve {
             }
         }
         door?.stop()
+        hub.close()
+        arrivalsEnded.wait()
         return 0
     }
 }

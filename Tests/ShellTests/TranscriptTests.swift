@@ -59,7 +59,9 @@ import Testing
             _ = try Scenario(name: "x", text: "launch\n< deliver n 1")
             Issue.record("expected a syntax error")
         } catch {
-            #expect(error.description == "line 2: unknown expectation 'deliver'; use reply, delivery, end or nothing")
+            #expect(
+                error.description
+                    == "line 2: unknown expectation 'deliver'; use reply, delivery, end, report or nothing")
         }
     }
 }
