@@ -161,4 +161,30 @@ import Testing
         #expect(otherTopic.first?.contains("no pn_push target") == true, "\(otherTopic)")
         #expect(shell.stop() == 0)
     }
+
+    /// Hostile paths: bad keys, bad encodings, half paths. Each gets a 400 that names
+    /// the problem; the registrations are untouched and the shell goes on serving.
+    @Test func badKeysAndEncodingsAreNamedAndNothingIsLost() throws {
+        let shell = try Shell()
+        #expect(try call(shell, "/v1/push/sub-key/s/devices/tok?add=keep&type=gcm").0 == 200)
+        let cases: [(String, String)] = [
+            ("/v1/push/sub-key//devices/tok?add=a&type=gcm", "Subscribe Key"),
+            ("/v1/push/sub-key/s/devices/%ZZ?add=a&type=gcm", "percent-encoding"),
+            ("/v1/push/sub-key/s/devices/%C3%28?add=a&type=gcm", "not UTF-8"),
+            ("/v1/push/sub-key/s/devices?type=gcm", "the path must be"),
+            ("/v2/push/sub-key/s/devices-apns2/tok/extra/more", "the path must be"),
+            ("/publish/p/s/0/ch/0/%ZZ", "percent-encoding"),
+            ("/publish/p/s/1/ch/0/%7B%7D", "the path must be"),
+            ("/publish//s/0/ch/0/%7B%7D", "the path must be"),
+            ("/publish/p/s/0/ch/0", "carries the message"),
+        ]
+        for (path, words) in cases {
+            let (status, body) = try call(shell, path)
+            #expect(status == 400 && body.contains(words), "\(path): \(status) \(body)")
+        }
+        #expect(try call(shell, "/publish/p/s/0/ch/0/x", post: "{}").1.contains("no message in its path"))
+        #expect(try call(shell, "/v1/push/sub-key/s/devices/tok?type=gcm") == (200, #"["keep"]"#))
+        #expect(try shell.send(#"{"op":"devices"}"#).last?.contains(#""ok":true"#) == true)
+        #expect(shell.stop() == 0)
+    }
 }
