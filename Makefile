@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test lib c-test fuzz-findings bench fuzz sanitize soak install
+.PHONY: deps build demo test lib c-test fuzz-findings bench bench-scaling fuzz sanitize soak install
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
@@ -85,6 +85,14 @@ bench: deps
 	$(SWIFT) build -c release --product cxshell
 	$(SWIFT) build -c release --product cxbench
 	.build/release/cxbench
+
+# How the host and shell figures change from one core to two (taskset); the subscriber
+# counts (1, 8, 64) are in every run of `cxbench host`.
+bench-scaling: deps
+	$(SWIFT) build -c release --product cxshell
+	$(SWIFT) build -c release --product cxbench
+	taskset -c 0 .build/release/cxbench host shell
+	taskset -c 0,1 .build/release/cxbench host shell
 
 # libFuzzer over the JSON layer, APNs validation + payload → event, FCM validation and
 # the shell's line handling, FUZZ_SECONDS each, from a corpus built from the scenarios.

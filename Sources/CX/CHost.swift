@@ -10,7 +10,9 @@ final class CHost: Sendable {
     let plugins = Monitor<[CPlugin]>([])
 
     init(callback: DeliveryCallback) {
-        host = PluginHost(label: "cx.c-host") { delivery in
+        // cx.h promises the callback runs on the delivery thread, never on the thread
+        // of a cx_* call: a waiting cx_wait_until_idle does not deliver itself.
+        host = PluginHost(label: "cx.c-host", drainsOnWaitingThread: false) { delivery in
             switch delivery {
             case .response(let id, let response):
                 callback.response(id.rawValue, ok: response.ok, output: response.output)

@@ -2,14 +2,21 @@
 ///
 /// Requests are dispatched on the caller's thread, synchronously and in order.
 /// Everything the core receives (call responses, stream items, stream ends) goes to
-/// the one `deliver` handler, on the host's delivery thread, one delivery at a time
-/// and in the order produced. The handler may call back into the host.
+/// the one `deliver` handler, one delivery at a time and in the order produced: on
+/// the host's delivery thread, or, when `drainsOnWaitingThread` (the default), on a
+/// thread waiting in `waitUntilIdle` while no delivery is running, which saves the
+/// thread handoff. The handler may call back into the host.
 public final class PluginHost: Sendable {
     let core: HostCore
 
-    /// Creates a host that hands every delivery to `deliver`.
-    public init(label: String = "cx.host", deliver: @escaping @Sendable (Delivery) -> Void) {
-        core = HostCore(label: label, handler: deliver)
+    /// Creates a host that hands every delivery to `deliver`. Pass
+    /// `drainsOnWaitingThread: false` when the handler must only ever run on the
+    /// host's own delivery thread (the C ABI promises that).
+    public init(
+        label: String = "cx.host", drainsOnWaitingThread: Bool = true,
+        deliver: @escaping @Sendable (Delivery) -> Void
+    ) {
+        core = HostCore(label: label, drainsOnWaitingThread: drainsOnWaitingThread, handler: deliver)
     }
 
     deinit {

@@ -12,9 +12,13 @@ final class HostCore: Sendable {
     let hooks = Monitor(HostHooks())
     let handler: @Sendable (Delivery) -> Void
     let deliveryQueue: DispatchQueue
+    /// Whether a thread waiting in `waitUntilIdle` makes the deliveries itself when
+    /// no delivery is running, instead of waiting for the delivery thread to wake.
+    let drainsOnWaitingThread: Bool
 
-    init(label: String, handler: @escaping @Sendable (Delivery) -> Void) {
+    init(label: String, drainsOnWaitingThread: Bool, handler: @escaping @Sendable (Delivery) -> Void) {
         self.handler = handler
+        self.drainsOnWaitingThread = drainsOnWaitingThread
         deliveryQueue = DispatchQueue(label: label)
     }
 
@@ -84,19 +88,18 @@ final class HostCore: Sendable {
         let (replaced, stopReplacedNow, started) = try monitor.withLock {
             state throws(HostError) -> (HostState.ActiveStream?, Bool, (HostState.ActiveStream, String)?) in
             guard !state.isShutDown else { throw .shutDown }
-            let replaced = state.activeStreams.removeValue(forKey: key)
+            let replaced = state.deactivate(key)
             let stopReplacedNow = replaced.map { state.stopNowOrWhenStarted($0) } ?? false
-            let generation = state.makeGeneration()
-            state.keyGenerations[key] = generation
+            let subscription = state.hold(key)
             if let problem = state.unknownStreamMessage(plugin: name, stream: stream) {
-                wake(if: state.enqueue(.item(key: key, .failure(problem)), generation: generation))
-                wake(if: state.enqueue(.end(key: key), generation: generation))
+                wake(if: state.enqueue(.item(key: key, .failure(problem)), from: subscription))
+                wake(if: state.enqueue(.end(key: key), from: subscription))
                 if replaced != nil { state.beginInvocation() }
                 return (replaced, stopReplacedNow, nil)
             }
-            let emitter = StreamEmitter(core: self, key: key, generation: generation)
+            let emitter = StreamEmitter(core: self, key: key, subscription: subscription)
             let active = HostState.ActiveStream(plugin: state.plugins[name]!, emitter: emitter)
-            state.activeStreams[key] = active
+            state.activate(active)
             state.starting.insert(ObjectIdentifier(emitter))
             state.beginInvocation()
             return (replaced, stopReplacedNow, (active, stream))
@@ -126,8 +129,8 @@ final class HostCore: Sendable {
     @discardableResult
     func unsubscribe(key: String) -> Bool {
         let (stopped, stopNow, existed) = monitor.withLock { state -> (HostState.ActiveStream?, Bool, Bool) in
-            let existed = state.keyGenerations.removeValue(forKey: key) != nil
-            guard let active = state.activeStreams.removeValue(forKey: key) else { return (nil, false, existed) }
+            let existed = state.release(key)
+            guard let active = state.deactivate(key) else { return (nil, false, existed) }
             state.beginInvocation()
             return (active, state.stopNowOrWhenStarted(active), true)
         }
@@ -162,10 +165,8 @@ final class HostCore: Sendable {
                 wake(if: state.enqueue(.response(id, .failure(message))))
             }
             state.pendingCalls.removeAll()
-            let all = Array(state.activeStreams.values)
-            let streams = all.filter { state.stopNowOrWhenStarted($0) }
-            state.activeStreams.removeAll()
-            state.keyGenerations.removeAll()
+            let streams = state.deactivateAll().filter { state.stopNowOrWhenStarted($0) }
+            state.releaseAll()
             state.beginInvocation()
             // Nothing is dispatched after shutdown; dropping the registry also breaks the
             // cycle host → plugin → retained emitter or reply → host.
@@ -192,25 +193,62 @@ final class HostCore: Sendable {
     /// The keys the core holds, oldest subscription first (generations only grow).
     var subscribedKeys: [String] {
         monitor.withLock { state in
-            state.keyGenerations.sorted { $0.value < $1.value }.map(\.key)
+            state.heldKeys.sorted { $0.value.generation < $1.value.generation }.map(\.key)
         }
     }
 
     func waitUntilIdle() throws(HostError) {
         // Most waits are a few microseconds (one request's deliveries). Checking a few
         // times before sleeping saves the futex sleep and wake-up, which costs more
-        // than the wait itself; a longer wait sleeps as before.
-        for _ in 0..<Self.idleChecksBeforeSleeping {
-            let answer = monitor.withLock { state -> Result<Bool, HostError> in
+        // than the wait itself; a longer wait sleeps as before. When allowed, the
+        // waiting thread makes the waiting deliveries itself, one drain at a time as
+        // the delivery thread would (H-5), which saves the thread handoff; the
+        // delivery thread leaves a drain to a thread spinning here.
+        if drainsOnWaitingThread { monitor.withLock { $0.spinningWaiters += 1 } }
+        var checks = 0
+        var outcome: Result<Bool, HostError> = .success(false)
+        while checks < Self.idleChecksBeforeSleeping {
+            let next = monitor.withLock { state -> Result<IdleWait, HostError> in
                 if let error = state.waitForItself("waitUntilIdle") { return .failure(error) }
-                return .success(state.isIdle)
+                if state.isIdle { return .success(.idle) }
+                if drainsOnWaitingThread, state.drainingThread == nil, !state.queue.isEmpty {
+                    state.drainingThread = pthread_self()
+                    return .success(.drain)
+                }
+                return .success(.busy)
             }
-            if try answer.get() { return }
-            sched_yield()
+            switch next {
+            case .failure(let error): outcome = .failure(error)
+            case .success(.idle): outcome = .success(true)
+            case .success(.drain):
+                drainClaimed()
+                continue
+            case .success(.busy):
+                checks += 1
+                sched_yield()
+                continue
+            }
+            break
         }
+        if drainsOnWaitingThread {
+            monitor.withLock { state in
+                state.spinningWaiters -= 1
+                // A drain left to the spinners that none of them made goes back to
+                // the delivery thread.
+                if state.drainDeferred && state.spinningWaiters == 0 && !state.queue.isEmpty
+                    && state.drainingThread == nil
+                {
+                    state.drainDeferred = false
+                    wake(if: true)
+                }
+            }
+        }
+        if try outcome.get() { return }
         monitor.withLock { $0.waiters += 1 }
         monitor.wait(until: { $0.isIdle }, then: { $0.waiters -= 1 })
     }
+
+    private enum IdleWait { case idle, drain, busy }
 
     static let idleChecksBeforeSleeping = 64
 
@@ -226,22 +264,22 @@ final class HostCore: Sendable {
     }
 
     func isActive(_ emitter: StreamEmitter) -> Bool {
-        monitor.withLock { $0.activeStreams[emitter.key]?.emitter === emitter }
+        monitor.withLock { _ in emitter.subscription.isLive }
     }
 
     func emit(_ response: PluginResponse, from emitter: StreamEmitter) -> Bool {
         monitor.withLock { state in
-            guard state.activeStreams[emitter.key]?.emitter === emitter else { return false }
-            wake(if: state.enqueue(.item(key: emitter.key, response), generation: emitter.generation))
+            guard emitter.subscription.isLive else { return false }
+            wake(if: state.enqueue(.item(key: emitter.key, response), from: emitter.subscription))
             return true
         }
     }
 
     func end(_ emitter: StreamEmitter) -> Bool {
         monitor.withLock { state in
-            guard state.activeStreams[emitter.key]?.emitter === emitter else { return false }
-            state.activeStreams[emitter.key] = nil
-            wake(if: state.enqueue(.end(key: emitter.key), generation: emitter.generation))
+            guard emitter.subscription.isLive else { return false }
+            _ = state.deactivate(emitter.key)
+            wake(if: state.enqueue(.end(key: emitter.key), from: emitter.subscription))
             return true
         }
     }
@@ -261,15 +299,29 @@ final class HostCore: Sendable {
         deliveryQueue.async { [self] in drain() }
     }
 
-    /// Delivers queued items one at a time, taking the lock once per item to finish
-    /// the previous delivery and admit the next.
+    /// The delivery thread's turn: drains unless another thread (a waiter) is
+    /// draining now, which then delivers everything queued, this turn's included.
     private func drain() {
+        let claimed = monitor.withLock { state -> Bool in
+            guard state.drainingThread == nil else { return false }
+            if state.spinningWaiters > 0 {
+                state.drainDeferred = true
+                return false
+            }
+            state.drainingThread = pthread_self()
+            return true
+        }
+        if claimed { drainClaimed() }
+    }
+
+    /// Delivers queued items one at a time, taking the lock once per item to finish
+    /// the previous delivery and admit the next; the caller holds the drain.
+    private func drainClaimed() {
         var batch: [HostState.Queued] = []
         var next = 0
         var delivering: Delivery?
         while true {
             delivering = monitor.withLock { state -> Delivery? in
-                if state.drainingThread == nil { state.drainingThread = pthread_self() }
                 if state.inFlightKey != nil {
                     state.inFlightKey = nil
                     if state.waiters > 0 { monitor.broadcast() }
@@ -281,6 +333,7 @@ final class HostCore: Sendable {
                         next = 0
                         if batch.isEmpty {
                             state.drainScheduled = false
+                            state.drainDeferred = false
                             state.drainingThread = nil
                             if state.closeWhenDrained { state.isClosed = true }
                             if state.waiters > 0 { monitor.broadcast() }

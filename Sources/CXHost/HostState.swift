@@ -27,10 +27,10 @@ struct HostState {
     }
 
     /// A delivery waiting for the delivery thread; stream deliveries carry the
-    /// generation of the subscription that produced them.
+    /// subscription that produced them.
     struct Queued {
         let delivery: Delivery
-        let generation: UInt64
+        let subscription: Subscription?
         var afterShutdown = false
     }
 
@@ -47,16 +47,23 @@ struct HostState {
     var pendingCalls: [Ticket: PendingCall] = [:]
 
     var nextGeneration: UInt64 = 1
-    /// The generation the core currently holds on each key (a subscribe sets it; an
-    /// unsubscribe, or the delivery of the stream's end, clears it). A stream
-    /// delivery is made only while its generation is still the key's.
-    var keyGenerations: [String: UInt64] = [:]
-    /// Streams whose plugin is running them; an emitter is live while it is here.
-    var activeStreams: [String: ActiveStream] = [:]
+    /// The subscription the core currently holds on each key (a subscribe sets it;
+    /// an unsubscribe, or the delivery of the stream's end, clears it). A stream
+    /// delivery is made only while its subscription is still held (`isHeld`).
+    private(set) var heldKeys: [String: Subscription] = [:]
+    /// Streams whose plugin is running them; an emitter is live (`isLive`) while it
+    /// is here. Changed only through `activate` and `deactivate`.
+    private(set) var activeStreams: [String: ActiveStream] = [:]
 
     var queue: [Queued] = []
     var drainScheduled = false
     var drainingThread: pthread_t?
+    /// Threads in `waitUntilIdle`'s first, spinning phase: one of them will make the
+    /// deliveries, so the delivery thread leaves them to it (`drainDeferred`).
+    var spinningWaiters = 0
+    /// The delivery thread left a drain to a spinning waiter; a waiter that stops
+    /// spinning with deliveries still queued hands it back.
+    var drainDeferred = false
     /// The key of the stream delivery being made right now, if any.
     var inFlightKey: String?
     /// The threads running plugin code because of a host request (a call, a stream's
@@ -115,17 +122,52 @@ struct HostState {
         return nil
     }
 
-    mutating func makeGeneration() -> UInt64 {
+    /// The core subscribes on `key`: a new subscription holds it, the old one no more.
+    mutating func hold(_ key: String) -> Subscription {
         defer { nextGeneration += 1 }
-        return nextGeneration
+        let subscription = Subscription(generation: nextGeneration)
+        heldKeys.updateValue(subscription, forKey: key)?.isHeld = false
+        return subscription
+    }
+
+    /// The core lets go of `key`; whether it held it.
+    mutating func release(_ key: String) -> Bool {
+        guard let subscription = heldKeys.removeValue(forKey: key) else { return false }
+        subscription.isHeld = false
+        return true
+    }
+
+    mutating func releaseAll() {
+        for subscription in heldKeys.values { subscription.isHeld = false }
+        heldKeys.removeAll()
+    }
+
+    mutating func activate(_ stream: ActiveStream) {
+        stream.emitter.subscription.isLive = true
+        activeStreams[stream.emitter.key] = stream
+    }
+
+    mutating func deactivate(_ key: String) -> ActiveStream? {
+        let stream = activeStreams.removeValue(forKey: key)
+        stream?.emitter.subscription.isLive = false
+        return stream
+    }
+
+    mutating func deactivateAll() -> [ActiveStream] {
+        let streams = Array(activeStreams.values)
+        for stream in streams { stream.emitter.subscription.isLive = false }
+        activeStreams.removeAll()
+        return streams
     }
 
     /// Queues a delivery; returns true when the delivery thread must be woken.
     /// `afterShutdown` marks the answer to a call made after shutdown (H-1: every call
     /// is answered), the one delivery a closed host still makes.
-    mutating func enqueue(_ delivery: Delivery, generation: UInt64 = 0, afterShutdown: Bool = false) -> Bool {
+    mutating func enqueue(_ delivery: Delivery, from subscription: Subscription? = nil, afterShutdown: Bool = false)
+        -> Bool
+    {
         guard !isClosed || afterShutdown else { return false }
-        queue.append(Queued(delivery: delivery, generation: generation, afterShutdown: afterShutdown))
+        queue.append(Queued(delivery: delivery, subscription: subscription, afterShutdown: afterShutdown))
         if drainScheduled { return false }
         drainScheduled = true
         return true
@@ -137,11 +179,11 @@ struct HostState {
         switch queued.delivery {
         case .response:
             return true
-        case .item(let key, _):
-            return keyGenerations[key] == queued.generation
+        case .item:
+            return queued.subscription?.isHeld == true
         case .end(let key):
-            guard keyGenerations[key] == queued.generation else { return false }
-            keyGenerations[key] = nil
+            guard let subscription = queued.subscription, subscription.isHeld else { return false }
+            _ = release(key)
             return true
         }
     }
@@ -165,4 +207,18 @@ struct HostState {
         let list = available.isEmpty ? "none" : available.joined(separator: ", ")
         return "plugin '\(plugin)' is not available (available: \(list))"
     }
+}
+
+/// One subscription the core made on a key. Its two flags are read and written only
+/// under the host's monitor, which is what makes the class `@unchecked Sendable`;
+/// they spare a lookup by key on every emit and every delivery.
+final class Subscription: @unchecked Sendable {
+    /// Subscriptions on one host are numbered in order (the order `subscribedKeys` lists).
+    let generation: UInt64
+    /// The core still holds it: its deliveries may be made (H-4).
+    var isHeld = true
+    /// Its plugin may still emit on it.
+    var isLive = false
+
+    init(generation: UInt64) { self.generation = generation }
 }

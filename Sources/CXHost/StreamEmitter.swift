@@ -6,12 +6,12 @@ public final class StreamEmitter: Sendable, Hashable {
     let core: HostCore
     /// The core's key for this subscription.
     public let key: String
-    let generation: UInt64
+    let subscription: Subscription
 
-    init(core: HostCore, key: String, generation: UInt64) {
+    init(core: HostCore, key: String, subscription: Subscription) {
         self.core = core
         self.key = key
-        self.generation = generation
+        self.subscription = subscription
     }
 
     /// True until the stream ends.

@@ -22,6 +22,17 @@ func sideBySide(iterations: Int, rounds: Int = 9, _ bodies: [() -> Void]) -> [Do
     return best
 }
 
+/// The cores this process may run on (`taskset` narrows them).
+let cores: Int = {
+    // `Cpus_allowed: 3` in /proc/self/status: a hex mask, one bit per core.
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
+    else { return 0 }
+    return line.dropFirst("Cpus_allowed:".count).reduce(0) { count, digit in
+        count + (Int(String(digit), radix: 16)?.nonzeroBitCount ?? 0)
+    }
+}()
+
 /// Resident set size of this process, in bytes (Linux /proc).
 func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
@@ -31,12 +42,13 @@ func residentBytes() -> Int {
 }
 
 /// One figure: a JSON line with the name, the values and the target verdict.
-func report(_ figure: String, _ values: [(String, Double)], target: String, met: Bool) {
+func report(_ figure: String, _ values: [(String, Double)], target: String, met: Bool, note: String? = nil) {
     var fields = ["\"figure\":\"\(figure)\""]
     for (name, value) in values {
         let text = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.3f", value)
         fields.append("\"\(name)\":\(text)")
     }
+    if let note { fields.append("\"note\":\"\(note)\"") }
     fields.append("\"target\":\"\(target)\"")
     fields.append("\"met\":\(met)")
     print("{" + fields.joined(separator: ",") + "}")

@@ -10,7 +10,8 @@ let only = Set(CommandLine.arguments.dropFirst())
 func wanted(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
 
 if wanted("payload") { PayloadBenchmark.run() }
-if wanted("host") { HostBenchmark.run() }
+if wanted("host") || only.contains("stream") { HostBenchmark.stream() }
+if wanted("host") || only.contains("call") { HostBenchmark.calls() }
 if wanted("shell") { ShellBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
 if wanted("memory") { MemoryBenchmark.run() }
 if wanted("world") { WorldBenchmark.run() }
