@@ -239,7 +239,7 @@ final class HostCore: Sendable {
                     && state.drainingThread == nil
                 {
                     state.drainDeferred = false
-                    wake(if: true)
+                    wake(if: state.needsTurn())
                 }
             }
         }
@@ -303,7 +303,8 @@ final class HostCore: Sendable {
     /// draining now, which then delivers everything queued, this turn's included.
     private func drain() {
         let claimed = monitor.withLock { state -> Bool in
-            guard state.drainingThread == nil else { return false }
+            state.turnPending = false
+            guard state.drainingThread == nil, !state.queue.isEmpty else { return false }
             if state.spinningWaiters > 0 {
                 state.drainDeferred = true
                 return false

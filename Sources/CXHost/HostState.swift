@@ -61,6 +61,9 @@ struct HostState {
     /// Threads in `waitUntilIdle`'s first, spinning phase: one of them will make the
     /// deliveries, so the delivery thread leaves them to it (`drainDeferred`).
     var spinningWaiters = 0
+    /// A turn of the delivery thread is on its way (queued, not yet started): it will
+    /// see whatever is queued before it starts, so no other turn is needed.
+    var turnPending = false
     /// The delivery thread left a drain to a spinning waiter; a waiter that stops
     /// spinning with deliveries still queued hands it back.
     var drainDeferred = false
@@ -170,6 +173,14 @@ struct HostState {
         queue.append(Queued(delivery: delivery, subscription: subscription, afterShutdown: afterShutdown))
         if drainScheduled { return false }
         drainScheduled = true
+        return needsTurn()
+    }
+
+    /// Whether the delivery thread must be given a turn now (one is not already on
+    /// its way); marks one as on its way.
+    mutating func needsTurn() -> Bool {
+        if turnPending { return false }
+        turnPending = true
         return true
     }
 

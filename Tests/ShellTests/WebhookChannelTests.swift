@@ -127,11 +127,11 @@ import Testing
         #expect(try post(shell, url, body: body, headers: missing) == 401)
         let now = Int(Date().timeIntervalSince1970)
         #expect(
-            try post(shell, url, body: body, headers: try signedHeaders(id: "msg_5", body: body, at: now - 301)) == 401)
+            try post(shell, url, body: body, headers: try signedHeaders(id: "msg_5", body: body, at: now - 330)) == 401)
         #expect(
-            try post(shell, url, body: body, headers: try signedHeaders(id: "msg_6", body: body, at: now + 301)) == 401)
+            try post(shell, url, body: body, headers: try signedHeaders(id: "msg_6", body: body, at: now + 330)) == 401)
         #expect(
-            try post(shell, url, body: body, headers: try signedHeaders(id: "msg_7", body: body, at: now - 290)) == 204)
+            try post(shell, url, body: body, headers: try signedHeaders(id: "msg_7", body: body, at: now - 270)) == 204)
         // A forged body that is not even JSON is refused for its signature, unparsed.
         let forged = shell.linesWritten()
         #expect(
