@@ -68,17 +68,25 @@ public enum ScenarioRunner {
     static func checkArrivals(_ step: Scenario.Step, output: [String], pattern: inout Pattern) -> String? {
         let parsed = output.map { (try? JSON.parse(text: $0)) ?? .null }
         let expected = step.expectations.filter { if case .nothing = $0 { false } else { true } }
+        return matchInOrder(expected, parsed[...], output: output, step: step, what: "lines", pattern: &pattern)
+    }
+
+    /// Each expectation against the line at its place; then no line may be left over.
+    static func matchInOrder(
+        _ expected: [Scenario.Expectation], _ lines: ArraySlice<JSON>, output: [String], step: Scenario.Step,
+        what: String, pattern: inout Pattern
+    ) -> String? {
         for (index, expectation) in expected.enumerated() {
-            guard index < parsed.count else {
-                return "line \(expectation.line): expected \(describe(expectation))\n  got no more lines"
+            guard index < lines.count else {
+                return "line \(expectation.line): expected \(describe(expectation))\n  got no more \(what)"
             }
-            if !matches(expectation, parsed[index], pattern: &pattern) {
+            if !matches(expectation, lines[index], pattern: &pattern) {
                 return "line \(expectation.line): expected \(describe(expectation))\n  got      \(output[index])"
             }
         }
-        if parsed.count > expected.count {
-            let extra = output[expected.count...].joined(separator: "\n           ")
-            return "line \(step.line): unexpected lines:\n  got      \(extra)"
+        if lines.count > expected.count {
+            let extra = output[expected.count..<lines.count].joined(separator: "\n           ")
+            return "line \(step.line): unexpected \(what):\n  got      \(extra)"
         }
         return nil
     }
@@ -124,17 +132,10 @@ public enum ScenarioRunner {
             if case .nothing = $0 { return false }
             return true
         }
-        for (index, expectation) in expected.enumerated() {
-            guard index < deliveries.count else {
-                return "line \(expectation.line): expected \(describe(expectation))\n  got no more deliveries"
-            }
-            if !matches(expectation, deliveries[index], pattern: &pattern) {
-                return "line \(expectation.line): expected \(describe(expectation))\n  got      \(output[index])"
-            }
-        }
-        if deliveries.count > expected.count {
-            let extra = output[expected.count..<deliveries.count].joined(separator: "\n           ")
-            return "line \(step.line): unexpected deliveries:\n  got      \(extra)"
+        if let failure = matchInOrder(
+            expected, deliveries[...], output: output, step: step, what: "deliveries", pattern: &pattern)
+        {
+            return failure
         }
         if case .reply(let wanted, let line)? = step.expectations.first(where: {
             if case .reply = $0 { true } else { false }
