@@ -15,10 +15,11 @@ public enum PushEvent {
     /// `aps` in order; then `aps.alert`'s `title` and `body` (or a string alert as
     /// `body`) unless the payload already has those keys; then `mobiler_push`.
     public static func ios(userInfo: JSONObject, action: NotificationAction) -> JSONObject {
-        var event = JSONObject()
-        for (key, value) in userInfo where key != "aps" && key != reservedKey {
-            event[key] = value
-        }
+        // The payload less two keys, in order: removing them costs less than adding
+        // every other key one by one.
+        var event = userInfo
+        event["aps"] = nil
+        event[reservedKey] = nil
         switch userInfo["aps"]?["alert"] {
         case .object(let alert):
             addMissing("title", alert["title"], to: &event)

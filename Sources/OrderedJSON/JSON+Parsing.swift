@@ -207,6 +207,7 @@ struct TreeReader {
         switch cx_json_type(node) {
         case JSON_OBJECT:
             var object = JSONObject()
+            object.reserveCapacity(json_object_size(node))
             var iterator = json_object_iter(node)
             while let current = iterator {
                 let key = String(
