@@ -56,7 +56,6 @@ public final class MQTTConnection: @unchecked Sendable {
         var pendingSubscriptions: Set<Int32> = []
         var subscribed = false
         var refusal: String?
-        var connects = 0
         var publishedMessages: Set<Int32> = []
         var loopStarted = false
         var loopEnded = false
@@ -85,7 +84,6 @@ public final class MQTTConnection: @unchecked Sendable {
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
         // Publish, subscribe and disconnect come from other threads than the loop's.
         mosquitto_threaded_set(handle, true)
-        mosquitto_reconnect_delay_set(handle, 1, Self.maxReconnectDelay, true)
         mosquitto_connect_callback_set(handle) { _, object, code in
             MQTTConnection.from(object)?.connected(code: code)
         }
@@ -204,7 +202,6 @@ public final class MQTTConnection: @unchecked Sendable {
         }
         status.withLock { status in
             status.connected = true
-            status.connects += 1
             status.pendingSubscriptions.formUnion(mids)
             status.subscribed = status.pendingSubscriptions.isEmpty
             self.status.broadcast()
