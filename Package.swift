@@ -70,7 +70,8 @@ let package = Package(
             path: "Shell/ShellKit"),
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
         .target(name: "HTTPMessage", path: "Shell/HTTPMessage"),
-        .target(name: "MQTTClient", dependencies: ["CMosquitto", "CXHost"], path: "Shell/MQTTClient"),
+        .target(name: "Loopback", path: "Shell/Loopback"),
+        .target(name: "MQTTClient", dependencies: ["CMosquitto", "CXHost", "Loopback"], path: "Shell/MQTTClient"),
         .target(name: "Credentials", dependencies: ["COpenSSL", "OrderedJSON"], path: "Shell/Credentials"),
         .target(
             name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2", "CHTTPParser"], path: "Shell/CFrontDoor",
@@ -79,7 +80,7 @@ let package = Package(
         .target(name: "FrontDoor", dependencies: ["CTestCA", "CFrontDoor", "HTTPMessage"], path: "Shell/FrontDoor"),
         .executableTarget(name: "cxshell", dependencies: ["ShellKit", "FrontDoor"], path: "Shell/cxshell"),
         .executableTarget(
-            name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit"],
+            name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit", "Loopback"],
             path: "Tests/Benchmarks/cxbench"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import Loopback
 
 /// A real `mosquitto` broker (Debian's `mosquitto`) on a free loopback port, with its
 /// own configuration and persistence directory, for tests and scenarios. It can be
@@ -20,7 +21,7 @@ public final class MQTTBroker: @unchecked Sendable {
         var lastError: Error = MQTTFailure("no free port")
         // A port found free can be taken before mosquitto binds it: try a few.
         for _ in 0..<5 {
-            port = try Self.freePort()
+            port = try LoopbackPort.free()
             do {
                 try start()
                 return
@@ -80,7 +81,7 @@ public final class MQTTBroker: @unchecked Sendable {
         }
         // Ready when it accepts a connection; it exits at once when it cannot bind.
         for _ in 0..<500 {
-            if Self.accepts(port: port) {
+            if LoopbackPort.accepts(port) {
                 pid = child
                 return
             }
@@ -113,37 +114,5 @@ public final class MQTTBroker: @unchecked Sendable {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         throw MQTTFailure("mosquitto is not installed (Debian: apt-get install mosquitto; make test installs it)")
-    }
-
-    static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw MQTTFailure("no socket: \(String(cString: strerror(errno)))") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw MQTTFailure("no free port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func accepts(port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return false }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }

@@ -188,17 +188,22 @@ extension Session {
         }
         var pushType = "alert"
         if let pushes = apns["pn_push"]?.arrayValue {
-            let matching = pushes.compactMap(\.objectValue).first { push in
-                device.gateway == .apns
-                    || (push["targets"]?.arrayValue ?? []).contains { target in
-                        target["topic"]?.stringValue == device.topic
-                            && (target["environment"]?.stringValue ?? "development") == device.environment?.rawValue
-                    }
+            // The first entry with a target naming this registration's (topic,
+            // environment); a legacy `apns` registration takes the first entry.
+            var matching: (push: JSONObject, target: JSON?)?
+            for push in pushes.compactMap(\.objectValue) where matching == nil {
+                if device.gateway == .apns {
+                    matching = (push, nil)
+                } else if let target = (push["targets"]?.arrayValue ?? []).first(where: { target in
+                    target["topic"]?.stringValue == device.topic
+                        && (target["environment"]?.stringValue ?? "development") == device.environment?.rawValue
+                }) {
+                    matching = (push, target)
+                }
             }
-            guard let push = matching else {
+            guard let (push, target) = matching else {
                 return "skipped: no pn_push target names this registration's topic and environment"
             }
-            let target = (push["targets"]?.arrayValue ?? []).first { $0["topic"]?.stringValue == device.topic }
             if Self.strings(target?["excluded_devices"]).contains(device.token) {
                 return "skipped: the token is in the target's excluded_devices (PN-4)"
             }

@@ -91,7 +91,8 @@ public enum ScenarioRunner {
         return nil
     }
 
-    struct BadRequestLine: Error, CustomStringConvertible {
+    /// A step the runner cannot play, in words.
+    struct StepFailure: Error, CustomStringConvertible {
         let description: String
     }
 
@@ -106,10 +107,10 @@ public enum ScenarioRunner {
         do {
             fields = try JSON.parse(text: rest)
         } catch {
-            throw BadRequestLine(description: "the fields after '\(op)' are not JSON: \(error)")
+            throw StepFailure(description: "the fields after '\(op)' are not JSON: \(error)")
         }
         guard let object = fields.objectValue else {
-            throw BadRequestLine(description: "the fields after '\(op)' must be a JSON object")
+            throw StepFailure(description: "the fields after '\(op)' must be a JSON object")
         }
         for (key, value) in object { request[key] = value }
         return request.compactText
@@ -247,7 +248,7 @@ struct ChannelSteps {
             let fields = try JSON.parse(text: rest.isEmpty ? "{}" : rest).objectValue
             let count = fields?["count"]?.integerValue.map(Int.init) ?? 1
             guard session.hub.waitForArrivals(count: count, timeout: Self.awaitTimeout) else {
-                throw AwaitTimedOut(
+                throw ScenarioRunner.StepFailure(
                     description:
                         "waited \(Int(Self.awaitTimeout)) s for \(count) channel message(s); they did not all arrive")
             }
@@ -265,7 +266,7 @@ struct ChannelSteps {
     func http(_ text: String, session: Session) throws -> [String] {
         guard let fields = try JSON.parse(text: text.isEmpty ? "{}" : text).objectValue,
             case .string(let path)? = fields["path"]
-        else { throw BadStep(description: "http needs {\"path\":…}") }
+        else { throw ScenarioRunner.StepFailure(description: "http needs {\"path\":…}") }
         let method = fields["method"]?.stringValue ?? "POST"
         let body: [UInt8] =
             if case .string(let raw)? = fields["body_text"] { Array(raw.utf8) } else {
@@ -279,7 +280,9 @@ struct ChannelSteps {
         }
         if case .string(var key)? = fields["sign"] {
             if key.hasPrefix("whsec_") { key.removeFirst(6) }
-            guard let secret = Data(base64Encoded: key) else { throw BadStep(description: "sign must be base64") }
+            guard let secret = Data(base64Encoded: key) else {
+                throw ScenarioRunner.StepFailure(description: "sign must be base64")
+            }
             let id = fields["webhook_id"]?.stringValue ?? "msg_\(UUID().uuidString)"
             let timestamp = String(Int(Date().timeIntervalSince1970))
             let signature = StandardWebhook.signature(key: Array(secret), id: id, timestamp: timestamp, body: body)
@@ -297,11 +300,4 @@ struct ChannelSteps {
         return exchange.lines + [reply.compactText]
     }
 
-    struct BadStep: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    struct AwaitTimedOut: Error, CustomStringConvertible {
-        let description: String
-    }
 }

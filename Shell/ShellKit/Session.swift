@@ -90,12 +90,13 @@ public final class Session {
     public func handleArrivals(limit: Int = .max) -> [String] {
         var lines: [String] = []
         for arrival in hub.takeArrivals(limit: limit) {
+            // Devices are never removed from the world: an arrival always finds its own.
+            guard let device = devicesByID[arrival.deviceID] else { continue }
             touched.removeAll(keepingCapacity: true)
+            touched.append(device)
             var report = JSONObject([
                 ("network", "mqtt"), ("device", .string(arrival.deviceID)), ("topic", .string(arrival.message.topic)),
             ])
-            guard let device = devicesByID[arrival.deviceID] else { continue }
-            touched.append(device)
             let (messageID, outcome) = device.receive(mqtt: arrival)
             report["messageId"] = messageID.map(JSON.string) ?? .null
             report["qos"] = .integer(Int64(arrival.message.qos))

@@ -219,15 +219,16 @@ extension Device {
                 ChannelRefusal(
                     "http: the channel needs the network front door; run cxshell serve --listen ADDRESS:PORT"))
         }
-        let url = state.withLock { state -> String in
+        let registration = state.withLock { state -> WebhookRegistration in
             let recipient = state.channels.recipientID ?? Hex.encode(state.ids.apnsToken().prefix(16).map { $0 })
             state.channels.recipientID = recipient
-            let url = "https://\(address)/webhooks/\(recipient)"
-            state.channels.webhook = WebhookRegistration(recipientID: recipient, key: key, url: url)
-            return url
+            let registration = WebhookRegistration(
+                recipientID: recipient, key: key, url: "https://\(address)/webhooks/\(recipient)")
+            state.channels.webhook = registration
+            return registration
         }
-        hub.issue(recipient: String(url.split(separator: "/").last!), to: id)
-        return .success(url)
+        hub.issue(recipient: registration.recipientID, to: id)
+        return .success(registration.url)
     }
 
     /// The first `events` subscription of a process: each Appwrite registration

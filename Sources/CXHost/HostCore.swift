@@ -205,31 +205,7 @@ final class HostCore: Sendable {
         // the delivery thread would (H-5), which saves the thread handoff; the
         // delivery thread leaves a drain to a thread spinning here.
         if drainsOnWaitingThread { monitor.withLock { $0.spinningWaiters += 1 } }
-        var checks = 0
-        var outcome: Result<Bool, HostError> = .success(false)
-        while checks < Self.idleChecksBeforeSleeping {
-            let next = monitor.withLock { state -> Result<IdleWait, HostError> in
-                if let error = state.waitForItself("waitUntilIdle") { return .failure(error) }
-                if state.isIdle { return .success(.idle) }
-                if drainsOnWaitingThread, state.drainingThread == nil, !state.queue.isEmpty {
-                    state.drainingThread = pthread_self()
-                    return .success(.drain)
-                }
-                return .success(.busy)
-            }
-            switch next {
-            case .failure(let error): outcome = .failure(error)
-            case .success(.idle): outcome = .success(true)
-            case .success(.drain):
-                drainClaimed()
-                continue
-            case .success(.busy):
-                checks += 1
-                sched_yield()
-                continue
-            }
-            break
-        }
+        let spun = spinUntilIdle()
         if drainsOnWaitingThread {
             monitor.withLock { state in
                 state.spinningWaiters -= 1
@@ -243,12 +219,41 @@ final class HostCore: Sendable {
                 }
             }
         }
-        if try outcome.get() { return }
+        if try spun.get() { return }
         monitor.withLock { $0.waiters += 1 }
         monitor.wait(until: { $0.isIdle }, then: { $0.waiters -= 1 })
     }
 
-    private enum IdleWait { case idle, drain, busy }
+    /// Checks up to `idleChecksBeforeSleeping` times, draining when allowed and no
+    /// one else is; whether the host became idle meanwhile.
+    private func spinUntilIdle() -> Result<Bool, HostError> {
+        var checks = 0
+        while checks < Self.idleChecksBeforeSleeping {
+            let next = monitor.withLock { state -> IdleWait in
+                if let error = state.waitForItself("waitUntilIdle") { return .refused(error) }
+                if state.isIdle { return .idle }
+                if drainsOnWaitingThread, state.drainingThread == nil, !state.queue.isEmpty {
+                    state.drainingThread = pthread_self()
+                    return .drain
+                }
+                return .busy
+            }
+            switch next {
+            case .refused(let error): return .failure(error)
+            case .idle: return .success(true)
+            case .drain: drainClaimed()
+            case .busy:
+                checks += 1
+                sched_yield()
+            }
+        }
+        return .success(false)
+    }
+
+    private enum IdleWait {
+        case idle, drain, busy
+        case refused(HostError)
+    }
 
     static let idleChecksBeforeSleeping = 64
 

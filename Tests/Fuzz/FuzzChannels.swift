@@ -1,4 +1,5 @@
 import Credentials
+import Foundation
 import PushServices
 
 /// The channels' parsers on any bytes: Appwrite's MQTT payloads (APW-7: anything that is
@@ -26,7 +27,9 @@ public func fuzzChannels(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         body: body, now: now)
     // Signed with the key: accepted; with one body byte changed: refused.
     let id = text.first.map { $0.isEmpty ? "msg" : $0 } ?? "msg"
-    let signature = "v1," + base64(StandardWebhook.signature(key: key, id: id, timestamp: String(now), body: body))
+    let signature =
+        "v1,"
+        + Data(StandardWebhook.signature(key: key, id: id, timestamp: String(now), body: body)).base64EncodedString()
     guard
         case .success = StandardWebhook.verify(
             key: key, id: id, timestamp: String(now), signatures: signature, body: body, now: now)
@@ -38,19 +41,4 @@ public func fuzzChannels(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             key: key, id: id, timestamp: String(now), signatures: signature, body: changed, now: now)
     else { fatalError("a changed body was accepted") }
     return 0
-}
-
-func base64(_ bytes: [UInt8]) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    var out: [UInt8] = []
-    var index = 0
-    while index < bytes.count {
-        let chunk = Array(bytes[index..<min(index + 3, bytes.count)])
-        let value = chunk.enumerated().reduce(0) { $0 | (Int($1.element) << (16 - 8 * $1.offset)) }
-        for position in 0..<4 {
-            out.append(position <= chunk.count ? alphabet[(value >> (18 - 6 * position)) & 63] : UInt8(ascii: "="))
-        }
-        index += 3
-    }
-    return String(decoding: out, as: UTF8.self)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Loopback
 import OrderedJSON
 
 #if canImport(Glibc)
@@ -50,7 +51,10 @@ enum FrontDoorBenchmark {
             _ = FileManager.default.createFile(atPath: work + "/docroot/3/device/\(token)", contents: nil)
         }
 
-        let floorPort = freePort()
+        guard let floorPort = try? LoopbackPort.free() else {
+            report("front_door_pushes", [], target: "pushes_per_second >= 25000", met: false, note: "no free port")
+            return
+        }
         try? uris(floorPort).write(toFile: work + "/floor-uris", atomically: true, encoding: .utf8)
         let nghttpd = Process()
         nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -59,7 +63,7 @@ enum FrontDoorBenchmark {
         nghttpd.standardError = FileHandle.nullDevice
         try? nghttpd.run()
         defer { nghttpd.terminate() }
-        while !canConnect(floorPort) { usleep(10_000) }
+        while !LoopbackPort.accepts(floorPort) { usleep(10_000) }
 
         // Interleaved rounds; each side keeps its best.
         var best = (shell: Run(), floor: Run())
@@ -135,37 +139,6 @@ enum FrontDoorBenchmark {
     static func base64URL(_ text: String) -> String {
         Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    /// A port nothing listens on now (the kernel's choice, released at once).
-    static func freePort() -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(socket, $0, length)
-                _ = getsockname(socket, $0, &length)
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func canConnect(_ port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 
     /// `cxshell serve --listen 127.0.0.1:0`, driven through its standard input.
