@@ -75,8 +75,8 @@ FUZZ_FINDINGS := $(wildcard Tests/Fuzz/regressions/FrontDoor/*)
 fuzz-findings: deps
 	$(SWIFT) build --product cxshell
 	.build/debug/cxshell ca $(PREFIX)/fuzz-ca >/dev/null
-	cc -std=c11 -g -fsanitize=address -fno-omit-frame-pointer -IShell/CFrontDoor/include \
-		Shell/CFrontDoor/front_door.c Tests/Fuzz/FuzzFrontDoor.c Tests/Fuzz/replay.c \
+	cc -std=c11 -g -Wall -Wextra -Werror -fsanitize=address -fno-omit-frame-pointer -IShell/CFrontDoor/include \
+		Shell/CFrontDoor/*.c Tests/Fuzz/FuzzFrontDoor.c Tests/Fuzz/replay.c \
 		-lssl -lcrypto -lnghttp2 -lhttp_parser -o $(PREFIX)/fuzz_findings
 	CX_FUZZ_CA=$(PREFIX)/fuzz-ca ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/fuzz_findings $(FUZZ_FINDINGS)
 

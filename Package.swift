@@ -89,7 +89,7 @@ let package = Package(
             name: "ShellTests",
             dependencies: [
                 "ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON", "FrontDoor",
-                "Credentials", "COpenSSL", "MQTTClient",
+                "Credentials", "COpenSSL", "MQTTClient", "CNGHTTP2", "HTTPMessage",
             ],
             path: "Tests/ShellTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),

@@ -1,0 +1,188 @@
+/* HTTP/1.1 by http-parser (transport.h).
+
+   Bounds and framing, beside the connection's: a request target of at most
+   MAX_TARGET_BYTES however many pieces the parser hands it over in (414), a header
+   block of at most MAX_HEADER_BYTES (431), a body of at most MAX_BODY_BYTES (413), and
+   header names that are RFC 9110 tokens (400): http-parser, built lenient, takes
+   white space inside a name, and RFC 9112 makes `name : value` invalid. Every error
+   answers once and closes the connection. */
+#include "transport.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A PubNub publish by GET carries its message (up to 32 KiB, escaped) in the target. */
+enum { MAX_TARGET_BYTES = 40 * 1024 };
+
+const char *http1_reason_phrase(int status) {
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 421: return "Misdirected Request";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Status";
+    }
+}
+
+/* An HTTP/1.1 answer; `close` ends the connection after it. */
+static void answer(connection *c, int status, const cx_http_header *headers, size_t count, const buffer *body,
+                   bool close) {
+    buffer text = {0};
+    char line[256];
+    int n = snprintf(line, sizeof line, "HTTP/1.1 %03d %s\r\n", status, http1_reason_phrase(status));
+    buffer_append(&text, line, (size_t)n);
+    for (size_t i = 0; i < count; i++) {
+        buffer_append(&text, headers[i].name, headers[i].name_len);
+        buffer_append(&text, ": ", 2);
+        buffer_append(&text, headers[i].value, headers[i].value_len);
+        buffer_append(&text, "\r\n", 2);
+    }
+    n = snprintf(line, sizeof line, "content-length: %zu\r\n%s\r\n", body ? body->len : 0,
+                 close ? "connection: close\r\n" : "");
+    buffer_append(&text, line, (size_t)n);
+    if (body && body->len) buffer_append(&text, body->data, body->len);
+    connection_send(c, text.data, text.len);
+    buffer_free(&text);
+    if (close) c->closing = true;
+}
+
+static stream *request(connection *c) {
+    if (!c->h1_request) c->h1_request = stream_new(c);
+    return c->h1_request;
+}
+
+/* Stops the parser, with the status the request is to be answered. */
+static int refuse(stream *s, header_result result) {
+    s->refusal = result == HEADER_BLOCK_TOO_LARGE ? 431 : result == HELD_TOO_MUCH ? 503 : 500;
+    return -1;
+}
+
+static int on_url(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = request(c);
+    if (!s) return -1;
+    c->h1_target_bytes += len;
+    if (c->h1_target_bytes > MAX_TARGET_BYTES) {
+        s->refusal = 414;
+        return -1;
+    }
+    header_result result;
+    if (s->header_count && strcmp(s->headers[s->header_count - 1].name, ":path") == 0) {
+        result = request_extend_header(c, s, true, at, len);
+    } else {
+        const char *method = http_method_str((enum http_method)parser->method);
+        result = request_add_header(c, s, ":method", 7, method, strlen(method));
+        if (result == HEADER_ADDED) result = request_add_header(c, s, ":path", 5, at, len);
+    }
+    return result == HEADER_ADDED ? 0 : refuse(s, result);
+}
+
+/* RFC 9110's tchar: what a header name is made of. */
+static bool is_token(const char *text, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == 0 || (!isalnum(ch) && !strchr("!#$%&'*+-.^_`|~", ch))) return false;
+    }
+    return true;
+}
+
+static int on_header_field(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = request(c);
+    if (!s) return -1;
+    if (!is_token(at, len)) {
+        s->refusal = 400;
+        return -1;
+    }
+    header_result result = c->h1_field_last && s->header_count ? request_extend_header(c, s, false, at, len)
+                                                                : request_add_header(c, s, at, len, "", 0);
+    if (result != HEADER_ADDED) return refuse(s, result);
+    cx_http_header *h = &s->headers[s->header_count - 1];
+    for (size_t i = 0; i < h->name_len; i++) ((char *)h->name)[i] = (char)tolower((unsigned char)h->name[i]);
+    c->h1_field_last = true;
+    return 0;
+}
+
+static int on_header_value(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = request(c);
+    if (!s || !s->header_count) return -1;
+    header_result result = request_extend_header(c, s, true, at, len);
+    c->h1_field_last = false;
+    return result == HEADER_ADDED ? 0 : refuse(s, result);
+}
+
+static int on_body(http_parser *parser, const char *at, size_t len) {
+    connection *c = parser->data;
+    stream *s = request(c);
+    if (!s) return -1;
+    if (s->body.len + len > MAX_BODY_BYTES) {
+        s->refusal = 413;
+        return -1;
+    }
+    return request_append_body(c, s, (const unsigned char *)at, len);
+}
+
+static int on_message_complete(http_parser *parser) {
+    connection *c = parser->data;
+    stream *s = request(c);
+    if (!s) return -1;
+    for (size_t i = 0; i < s->header_count; i++) { /* HTTP/2's :authority, from Host */
+        if (strcmp(s->headers[i].name, "host") == 0) {
+            if (request_add_header(c, s, ":authority", 10, s->headers[i].value, s->headers[i].value_len) !=
+                HEADER_ADDED)
+                return refuse(s, HEADER_BLOCK_TOO_LARGE);
+            break;
+        }
+    }
+    request_answer(c, s, 0);
+    answer(c, s->answer.status, s->answer.headers, s->answer.header_count, &s->answer.body,
+           !http_should_keep_alive(parser));
+    stream_free(c, s);
+    c->h1_request = NULL;
+    c->h1_field_last = false;
+    c->h1_target_bytes = 0;
+    return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+void http1_start(connection *c) {
+    http_parser_init(&c->h1, HTTP_REQUEST);
+    c->h1.data = c;
+}
+
+void http1_receive(connection *c, const unsigned char *data, size_t len) {
+    size_t parsed = http_parser_execute(&c->h1, &settings, (const char *)data, len);
+    if (c->closing) return;
+    if (c->h1.upgrade) {
+        /* The request was answered as HTTP/1.1; its Upgrade (h2c's too) is ignored, as a
+           server may: HTTP/2 in clear text needs prior knowledge. */
+        http1_start(c);
+        if (parsed < len) http1_receive(c, data + parsed, len - parsed);
+    } else if (parsed != len || HTTP_PARSER_ERRNO(&c->h1) != HPE_OK) {
+        int refusal = c->h1_request && c->h1_request->refusal ? c->h1_request->refusal : 400;
+        answer(c, refusal, NULL, 0, NULL, true);
+    }
+}

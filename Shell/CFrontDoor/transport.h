@@ -1,0 +1,183 @@
+/* The front door's transport, inside (front_door.h is its outside): the types every
+   layer shares and the calls between layers. One file per layer, each with its own
+   limits beside it:
+
+     door.c        the listening socket, the epoll loop, accepting, descriptors
+     connection.c  one connection: its first bytes (CONNECT, TLS or clear text), the
+                   choice of HTTP/1.1 or HTTP/2, what it may read and must write
+     tls.c         OpenSSL through memory BIOs, ALPN
+     http1.c       HTTP/1.1 by http-parser, RFC 9112's framing rules
+     http2.c       HTTP/2 by nghttp2, flow control and outbound bounds
+     request.c     requests being read (their held bytes), the handler, answers
+     buffer.c      a growable byte buffer
+
+   Everything runs on the door's one thread. */
+#ifndef CX_FRONT_DOOR_TRANSPORT_H
+#define CX_FRONT_DOOR_TRANSPORT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* accept4, memmem, memrchr, strndup */
+#endif
+
+#include "front_door.h"
+
+#include <http_parser.h>
+#include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+enum {
+    MAX_CONNECTIONS = 1024,
+    /* One read from a socket, and one TLS record's plaintext at most. */
+    CHUNK = 16384,
+    /* A request's header block (HTTP/2 advertises it as SETTINGS_MAX_HEADER_LIST_SIZE). */
+    MAX_HEADER_BYTES = 64 * 1024,
+    MAX_BODY_BYTES = 1 << 20,
+    /* Unsent output past which a connection is not read (HTTP/1.1) and nghttp2's queue
+       is not drained into it (HTTP/2, whose own outbound bounds then apply), and past
+       which it is closed (connection.c). */
+    OUTPUT_PAUSE_BYTES = 256 * 1024,
+    OUTPUT_CLOSE_BYTES = 1 << 20,
+};
+
+/* ---- buffer.c ---- */
+
+typedef struct buffer {
+    unsigned char *data;
+    size_t len, cap;
+} buffer;
+
+int buffer_append(buffer *b, const void *bytes, size_t n);
+void buffer_consume(buffer *b, size_t n);
+void buffer_free(buffer *b);
+
+/* ---- request.c ---- */
+
+struct cx_http_answer {
+    int status;
+    cx_http_header *headers;
+    size_t header_count;
+    buffer body;
+};
+
+/* One request being read (an HTTP/2 stream, or the HTTP/1.1 request in progress),
+   then its answer. Its headers and body are "held" until the handler has seen them:
+   those bytes are counted per connection and door-wide, and bounded (request.c). */
+typedef struct stream {
+    int32_t id;
+    cx_http_header *headers;
+    size_t header_count, header_cap, header_bytes;
+    buffer body;
+    size_t held;        /* bytes of headers and body counted as held */
+    bool answered;      /* the handler (or a refusal) has answered: what arrives after is dropped */
+    int refusal;        /* a status to answer instead of the handler, or REFUSE_STREAM, once its headers end */
+    cx_http_answer answer;
+    size_t sent;
+    struct stream *prev, *next; /* the connection's open HTTP/2 streams */
+} stream;
+
+typedef struct connection connection;
+
+/* An HTTP/2 stream refused outright (RST_STREAM REFUSED_STREAM: the client may retry). */
+enum { REFUSE_STREAM = -1 };
+
+stream *stream_new(connection *c);
+void stream_free(connection *c, stream *s);
+/* Adds a header, counting its bytes against the request's header block and the
+   connection's held bytes; the caller refuses the request when a bound is passed. */
+typedef enum { HEADER_ADDED, HEADER_BLOCK_TOO_LARGE, HELD_TOO_MUCH, HEADER_NO_MEMORY } header_result;
+header_result request_add_header(connection *c, stream *s, const char *name, size_t name_len, const char *value,
+                                 size_t value_len);
+/* Extends the last header's name or value with a piece HTTP/1.1's parser handed over,
+   counted as request_add_header counts. */
+header_result request_extend_header(connection *c, stream *s, bool value, const char *at, size_t more);
+/* Appends to the request's body, counting the memory it takes as held: 0, or -1. */
+int request_append_body(connection *c, stream *s, const unsigned char *data, size_t len);
+/* Whether the connection, and the door as a whole, hold less than their bounds. */
+bool request_holding_room(const connection *c);
+/* Hands the complete request to the handler (or answers `refusal` without it, when it
+   is not 0), then frees what it held: only the answer stays. */
+void request_answer(connection *c, stream *s, int refusal);
+void answer_set_empty(cx_http_answer *answer, int status);
+
+/* ---- connection.c ---- */
+
+/* What runs inside the (clear or TLS) byte stream, once the first bytes told. */
+typedef enum { APP_UNDECIDED, APP_HTTP2, APP_HTTP1 } app_protocol;
+
+struct connection {
+    int fd;
+    cx_front_door *door;
+    time_t last_activity; /* CLOCK_MONOTONIC seconds of the last byte read or written */
+    bool decided, tls, closing;
+    bool discard;  /* close without waiting for the unsent output (a client that does not read) */
+    uint32_t watched; /* the epoll events it is registered for */
+    SSL *ssl;
+    BIO *rbio, *wbio;
+    app_protocol app;
+    nghttp2_session *h2;
+    size_t owed; /* HTTP/2 DATA bytes received but not yet given back as connection window */
+    http_parser h1;
+    stream *h1_request; /* the HTTP/1.1 request being read */
+    bool h1_field_last; /* the last header callback was a name (a value follows) */
+    size_t h1_target_bytes;
+    buffer in, app_in, out;
+    size_t held; /* bytes of requests not yet handed to the handler */
+    char server_name[256];
+    /* nghttp2_session_del frees its streams without closing them, so the streams a
+       connection still has open when it ends are freed from this list. */
+    stream *streams;
+};
+
+/* Bytes read from the socket. */
+void connection_receive(connection *c, const unsigned char *data, size_t len);
+/* Plaintext: from TLS, or the clear-text stream after its first bytes. */
+void connection_receive_plain(connection *c, const unsigned char *data, size_t len);
+/* Bytes for the peer, through TLS when the connection has it. */
+void connection_send(connection *c, const void *data, size_t len);
+/* Whether the connection may be read now (unsent output and held bytes decide). */
+bool connection_wants_read(const connection *c);
+/* After output left or held bytes were freed: what the protocol can now send. */
+void connection_resume(connection *c);
+void connection_close(connection *c);
+
+/* ---- tls.c ---- */
+
+SSL_CTX *tls_context(const char *certificate_file, const char *key_file, char *error, size_t error_size);
+void tls_start(connection *c);
+void tls_receive(connection *c, const unsigned char *data, size_t len);
+void tls_send(connection *c, const void *data, size_t len);
+
+/* ---- http1.c / http2.c ---- */
+
+void http1_start(connection *c);
+void http1_receive(connection *c, const unsigned char *data, size_t len);
+const char *http1_reason_phrase(int status);
+
+void http2_receive(connection *c, const unsigned char *data, size_t len);
+void http2_flush(connection *c);
+void http2_submit_answer(connection *c, stream *s);
+void http2_settle_window(connection *c);
+
+/* ---- door.c ---- */
+
+struct cx_front_door {
+    int listen_fd;
+    int epoll_fd;
+    int wake[2];
+    pthread_t thread;
+    cx_tunnel_filter tunnel_filter;
+    cx_before_answers before_answers;
+    bool stopping; /* set once, by cx_front_door_stop, before it wakes the loop */
+    SSL_CTX *ctx;
+    cx_http_handler handler;
+    void *context;
+    connection *connections[MAX_CONNECTIONS];
+    size_t count;
+    size_t held; /* bytes of requests not yet handed to the handler, all connections */
+};
+
+#endif
