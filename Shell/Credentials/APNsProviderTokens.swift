@@ -44,7 +44,9 @@ public struct APNsProviderTokens: Sendable {
     /// since 1970). A token that passed is remembered (at most 1,024) until it expires.
     public mutating func check(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
         let cacheKey = (authorization ?? "") + "\u{0}" + team
-        if let known = accepted[cacheKey], !Self.hasExpired(issuedAt: known.issuedAt, now: now) {
+        if let known = accepted[cacheKey], !Self.hasExpired(issuedAt: known.issuedAt, now: now),
+            !Self.isFromTheFuture(issuedAt: known.issuedAt, now: now)
+        {
             return .success(known)
         }
         let result = verify(authorization: authorization, team: team, now: now)
@@ -57,6 +59,9 @@ public struct APNsProviderTokens: Sendable {
 
     /// Apple refuses a token issued more than an hour ago.
     static func hasExpired(issuedAt: Double, now: Double) -> Bool { now - issuedAt > 3600 }
+
+    /// A token issued more than 5 minutes ahead of the clock would never expire.
+    public static func isFromTheFuture(issuedAt: Double, now: Double) -> Bool { issuedAt - now > 300 }
 
     private func verify(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
         func refuse(_ reason: String, _ detail: String) -> Result<Accepted, Refusal> {
@@ -91,6 +96,9 @@ public struct APNsProviderTokens: Sendable {
         }
         if Self.hasExpired(issuedAt: issuedAt, now: now) {
             return refuse("ExpiredProviderToken", "the provider token was issued more than an hour ago")
+        }
+        if Self.isFromTheFuture(issuedAt: issuedAt, now: now) {
+            return refuse("InvalidProviderToken", "the provider token's iat is more than 5 minutes ahead of the clock")
         }
         var checked = false
         if !keys.isEmpty {

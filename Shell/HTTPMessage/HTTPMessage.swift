@@ -28,11 +28,16 @@ public struct HTTPRequest: Sendable {
     public var method: String? { header(":method") }
     public var path: String? { header(":path") }
 
-    /// The host the request is for, without a port: `:authority` (or `host`), else the
-    /// TLS server name.
-    public var host: String? {
-        guard let authority = header(":authority") ?? header("host") ?? serverName else { return nil }
-        if authority.hasPrefix("[") { return String(authority.dropFirst().prefix { $0 != "]" }) }
+    /// The host `:authority` (or `Host`) names, without a port, lowercased.
+    public var authorityHost: String? {
+        (header(":authority") ?? header("host")).map(Self.hostWithoutPort)
+    }
+
+    /// The host the connection was opened for (SNI, or a CONNECT's target), lowercased.
+    public var serverHost: String? { serverName.map(Self.hostWithoutPort) }
+
+    static func hostWithoutPort(_ authority: String) -> String {
+        if authority.hasPrefix("[") { return String(authority.dropFirst().prefix { $0 != "]" }).lowercased() }
         return String(authority.prefix { $0 != ":" }).lowercased()
     }
 }
@@ -63,20 +68,21 @@ extension HTTPRequest {
         return fields
     }
 
-    /// Percent-decoding (`+` is a space in a form, not in a path); nil for a bad
-    /// escape or bytes that are not UTF-8.
+    /// Percent-decoding (`+` is a space in a form, not in a path); nil for an escape that
+    /// is not `%` and two hex digits, or bytes that are not UTF-8.
     public static func percentDecoded(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool = true) -> String? {
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
         var index = bytes.startIndex
         while index < bytes.endIndex {
             let byte = bytes[index]
             if byte == UInt8(ascii: "+") && plusIsSpace {
                 out.append(0x20)
             } else if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex,
-                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                guard index + 2 < bytes.endIndex, let high = hexDigit(bytes[index + 1]),
+                    let low = hexDigit(bytes[index + 2])
                 else { return nil }
-                out.append(value)
+                out.append(high << 4 | low)
                 index += 2
             } else {
                 out.append(byte)
@@ -84,5 +90,15 @@ extension HTTPRequest {
             index += 1
         }
         return String(validating: out, as: UTF8.self)
+    }
+
+    /// A hex digit's value; nil for anything else (a sign included).
+    static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -18,24 +18,31 @@ extension Session {
     /// validators as the line protocol's: one validator per service, reached two ways.
     public func handle(network request: HTTPRequest) -> NetworkExchange {
         touched.removeAll(keepingCapacity: true)
-        let host = request.host ?? ""
         let path = request.path ?? ""
         let (report, response): (JSONObject, HTTPResponse)
-        if let environment = Self.apnsHosts[host] {
-            (report, response) = apns(request, environment: environment)
-        } else if host == "fcm.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/v1/projects/"))
-        {
-            (report, response) = fcm(request)
-        } else if host == "oauth2.googleapis.com" || (!Self.serviceHosts.contains(host) && path.hasPrefix("/token")) {
-            (report, response) = oauth(request)
-        } else if path.hasPrefix("/webhooks/") {
-            (report, response) = webhook(request)
-        } else if host.hasSuffix(".pndsn.com") || Self.pubnubPaths.contains(where: path.hasPrefix) {
-            (report, response) = pubnub(request)
-        } else if path.hasPrefix("/3/device/") {
-            (report, response) = apns(request, environment: nil)
-        } else {
-            (report, response) = Self.plain("http", 404, "no service here answers \(request.method ?? "?") \(path)")
+        switch Self.route(request) {
+        case .misdirected(let connection, let authority):
+            (report, response) = Self.plain(
+                "http", 421,
+                "misdirected: this connection was opened for \(connection), and the request names \(authority)")
+        case .service(.apns(let environment)): (report, response) = apns(request, environment: environment)
+        case .service(.fcm): (report, response) = fcm(request)
+        case .service(.oauth): (report, response) = oauth(request)
+        case .service(.pubnub): (report, response) = pubnub(request)
+        case .unknownHost:
+            if path.hasPrefix("/v1/projects/") {
+                (report, response) = fcm(request)
+            } else if path.hasPrefix("/token") {
+                (report, response) = oauth(request)
+            } else if path.hasPrefix("/webhooks/") {
+                (report, response) = webhook(request)
+            } else if Self.pubnubPaths.contains(where: path.hasPrefix) {
+                (report, response) = pubnub(request)
+            } else if path.hasPrefix("/3/device/") {
+                (report, response) = apns(request, environment: nil)
+            } else {
+                (report, response) = Self.plain("http", 404, "no service here answers \(request.method ?? "?") \(path)")
+            }
         }
         let problem = waitForTouchedHosts()
         var lines = endpoint.takeLines()
@@ -44,16 +51,47 @@ extension Session {
         return NetworkExchange(lines: lines, response: response)
     }
 
-    static let apnsHosts: [String: APNsEnvironment] = [
-        "api.push.apple.com": .production, "api.development.push.apple.com": .development,
-        "api.sandbox.push.apple.com": .development,
-    ]
-    static let serviceHosts: Set = ["fcm.googleapis.com", "oauth2.googleapis.com", "ps.pndsn.com"]
+    /// A service the front door answers for, by its host (front-door.md's table).
+    enum Service: Equatable {
+        case apns(APNsEnvironment)
+        case fcm, oauth, pubnub
+
+        init?(host: String) {
+            switch host {
+            case "api.push.apple.com": self = .apns(.production)
+            case "api.development.push.apple.com", "api.sandbox.push.apple.com": self = .apns(.development)
+            case "fcm.googleapis.com": self = .fcm
+            case "oauth2.googleapis.com": self = .oauth
+            case _ where host == "ps.pndsn.com" || host.hasSuffix(".pndsn.com"): self = .pubnub
+            default: return nil
+            }
+        }
+    }
+
+    enum Route: Equatable {
+        case service(Service)
+        /// A host the shell does not know (an IP, `localhost`): the path decides.
+        case unknownHost
+        /// The request names another service than the one its connection was opened for.
+        case misdirected(connection: String, authority: String)
+    }
+
+    /// SNI (or a CONNECT's target) first, then `:authority` / `Host` (front-door.md):
+    /// a request that names another service than its connection's is misdirected.
+    static func route(_ request: HTTPRequest) -> Route {
+        let connection = request.serverHost.flatMap { host in Service(host: host).map { (host, $0) } }
+        let authority = request.authorityHost.flatMap { host in Service(host: host).map { (host, $0) } }
+        switch (connection, authority) {
+        case (.some((let connectionHost, let connectionService)), .some((let authorityHost, let authorityService))):
+            return connectionService == authorityService
+                ? .service(connectionService) : .misdirected(connection: connectionHost, authority: authorityHost)
+        case (.some((_, let service)), nil), (nil, .some((_, let service))): return .service(service)
+        case (nil, nil): return .unknownHost
+        }
+    }
 
     /// The hosts an HTTPS proxy's CONNECT may open a tunnel to: the services' own.
-    public static func isServiceHost(_ host: String) -> Bool {
-        apnsHosts[host] != nil || serviceHosts.contains(host) || host.hasSuffix(".pndsn.com")
-    }
+    public static func isServiceHost(_ host: String) -> Bool { Service(host: host) != nil }
     static let pubnubPaths = ["/publish/", "/v1/push/", "/v2/push/"]
 
     /// An answer that is one sentence of plain text, and its report line.
@@ -166,12 +204,22 @@ extension Session {
         }
         let authorization = request.header("authorization") ?? ""
         let bearer = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
-        guard let expiry = accessTokens[bearer], expiry > clock() else {
+        guard let grant = accessTokens.grant(for: bearer, now: clock()) else {
             return answer(
                 FCMError(
                     code: 401, status: "UNAUTHENTICATED",
                     message:
                         "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                ))
+        }
+        if let owner = grant.project, owner != project {
+            // What Google answers a service account of another project: IAM refuses it
+            // before FCM reads the message.
+            return answer(
+                FCMError(
+                    code: 403, status: "PERMISSION_DENIED",
+                    message:
+                        "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."
                 ))
         }
         switch sendFCM(body: request.body, parsed: nil, project: project, defaultProject: project) {
@@ -205,6 +253,14 @@ extension Session {
     }
 
     // MARK: OAuth 2 token endpoint
+
+    /// The `<project>` of a service account's `<name>@<project>.iam.gserviceaccount.com`.
+    static func serviceAccountProject(_ email: String) -> String? {
+        let suffix = ".iam.gserviceaccount.com"
+        guard email.hasSuffix(suffix), let at = email.lastIndex(of: "@") else { return nil }
+        let project = email[email.index(after: at)...].dropLast(suffix.count)
+        return project.isEmpty ? nil : String(project)
+    }
 
     /// Google's token URL: what an assertion's `aud` must be.
     static let tokenAudiences: Set = [
@@ -251,14 +307,23 @@ extension Session {
             return refuse("invalid_grant", "iat and exp must be at most 3600 s apart")
         }
         guard expires >= now else { return refuse("invalid_grant", "the assertion has expired") }
-        var checked = "its signature was not checked (no key is registered with google_key for \(issuer))"
-        if let key = googleKeys[issuer] {
-            guard key.verifies(jwt) else { return refuse("invalid_grant", "Invalid JWT Signature.") }
-            checked = "its signature matches the registered key"
+        guard issuedAt - now <= 300 else {
+            return refuse("invalid_grant", "the assertion's iat is more than 5 minutes ahead of the clock")
+        }
+        var checked = "its signature was not checked (no key is registered with google_key)"
+        var project: String?
+        if !googleKeys.isEmpty {
+            // Once any key is registered, every assertion must be signed by its issuer's.
+            guard let account = googleKeys[issuer] else {
+                return refuse("invalid_grant", "Invalid grant: account not found (no key is registered for \(issuer))")
+            }
+            guard account.key.verifies(jwt) else { return refuse("invalid_grant", "Invalid JWT Signature.") }
+            checked = "its signature matches the registered key; the token sends to project \(account.project) only"
+            project = account.project
         }
         var random = SystemRandomNumberGenerator()
         let token = "ya29.cx-" + JWT.base64URLEncode((0..<24).map { _ in UInt8.random(in: 0...255, using: &random) })
-        accessTokens[token] = clock() + 3_599_000
+        accessTokens.issue(token, AccessTokens.Grant(expires: clock() + 3_599_000, project: project), now: clock())
         report["status"] = 200
         report["effect"] = .string("issued an access token to \(issuer) for 3599 s; \(checked)")
         let body = JSON.object(

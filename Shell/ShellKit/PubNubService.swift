@@ -169,13 +169,19 @@ extension Session {
         return (report, sent)
     }
 
+    /// Whether a list of tokens names an APNs token: hex, so in any case, as its
+    /// registration (kept lowercased) is.
+    static func names(_ list: JSON?, appleToken token: String) -> Bool {
+        strings(list).contains { $0.lowercased() == token }
+    }
+
     /// The gateway's own keys, never part of a push.
     static let gatewayKeys: Set = ["pn_push", "pn_exceptions", "pn_debug", "pn_ttl", "pn_collapse_id"]
 
     /// PN-3, PN-4: `pn_apns` to one iOS registration, through the APNs validator.
     private func pushAPNs(_ apns: JSONObject?, to device: PubNubDevice) -> String {
         guard let apns else { return "skipped: the message has no pn_apns for an iOS device" }
-        if Self.strings(apns["pn_exceptions"]).contains(device.token) {
+        if Self.names(apns["pn_exceptions"], appleToken: device.token) {
             return "skipped: the token is in pn_apns.pn_exceptions (PN-4)"
         }
         var headers: [String: String] = [:]
@@ -204,7 +210,7 @@ extension Session {
             guard let (push, target) = matching else {
                 return "skipped: no pn_push target names this registration's topic and environment"
             }
-            if Self.strings(target?["excluded_devices"]).contains(device.token) {
+            if Self.names(target?["excluded_devices"], appleToken: device.token) {
                 return "skipped: the token is in the target's excluded_devices (PN-4)"
             }
             pushType = push["push_type"]?.stringValue ?? pushType

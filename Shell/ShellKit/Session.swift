@@ -35,10 +35,10 @@ public final class Session {
     var touched: [Device] = []
     /// The APNs signing keys registered with `apns_key` (the front door checks them).
     var apnsKeys = APNsProviderTokens()
-    /// Google service accounts' public keys, by client email (`google_key`), and the
-    /// access tokens the OAuth endpoint issued, with when they expire (ms).
-    var googleKeys: [String: PublicKey] = [:]
-    var accessTokens: [String: Int64] = [:]
+    /// Google service accounts' public keys and projects, by client email
+    /// (`google_key`), and the access tokens the OAuth endpoint issued.
+    var googleKeys: [String: (key: PublicKey, project: String)] = [:]
+    var accessTokens = AccessTokens()
     /// Webhook ids accepted per recipient, with their timestamps (s), for XM-4.
     var webhookIDs: [String: [String: Int64]] = [:]
     /// PubNub's push registrations, and the last timetoken it gave.
@@ -146,7 +146,11 @@ public final class Session {
             guard let key = PublicKey(pem: pem), key.kind == .rsa else {
                 throw request.invalid("\"public_key\" must be an RSA public key in PEM (-----BEGIN PUBLIC KEY-----)")
             }
-            googleKeys[email] = key
+            guard let project = try request.optionalString("project") ?? Self.serviceAccountProject(email) else {
+                throw request.invalid(
+                    "\"project\" is needed: '\(email)' is not <name>@<project>.iam.gserviceaccount.com")
+            }
+            googleKeys[email] = (key, project)
             reply["keys"] = .array(googleKeys.keys.sorted().map(JSON.string))
             return
         }

@@ -372,9 +372,12 @@ import Testing
                 == #"{"delivery":"push","device":"d1","ok":true,"output":"{\"n\":\"1\",\"mobiler_push\":\"received\"}"}"#
         )
         #expect(lines.last?.hasPrefix(#"{"network":"fcm","status":200,"device":"d1""#) == true)
+        // The token belongs to the account's project (demo): another project's send is
+        // refused before the message is read, and nothing is delivered.
         let mismatch = try send(accessToken, project: "other", http2: false)
         #expect(mismatch.hasPrefix("HTTP/1.1 403"))
-        #expect(body(mismatch)?["error"]?["details"]?.arrayValue?.first?["errorCode"] == "SENDER_ID_MISMATCH")
+        #expect(body(mismatch)?["error"]?["status"] == "PERMISSION_DENIED")
+        #expect(!shell.linesWritten().contains { $0.hasPrefix(#"{"delivery""#) })
         #expect(shell.stop() == 0)
     }
 
@@ -540,6 +543,39 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
+    /// SNI names the service; a request whose authority names another is misdirected
+    /// (421). Over HTTP/2, a header block over 64 KiB is 431 and a body over 1 MiB is 413,
+    /// answered as soon as it is known. None of them delivers anything.
+    @Test func misdirectedAndOversizedHTTP2RequestsAreRefused() throws {
+        let shell = try Shell()
+        let token = try iosDevice(shell)
+        let apns = ["-H", "apns-topic: com.example.app", "-H", "authorization: \(Self.providerToken)"]
+        let misdirected = try shell.curl(
+            [
+                "--http2", "--cacert", shell.ca, "--resolve", "fcm.googleapis.com:\(shell.port):127.0.0.1",
+                "-H", "host: api.push.apple.com", "-d", #"{"aps":{"alert":"x"}}"#,
+            ] + apns + ["https://fcm.googleapis.com:\(shell.port)/3/device/\(token)"])
+        #expect(misdirected.hasPrefix("HTTP/2 421"), "\(misdirected.prefix(200))")
+        let report = shell.linesWritten()
+        #expect(report.count == 1 && report[0].contains(#""status":421"#), "\(report)")
+        // 1,000 small headers: over 64 KiB by RFC 9113's count (32 bytes more each), under
+        // the bound nghttp2 (in curl) puts on a header block it will send.
+        let large = (0..<1_000).flatMap { ["-H", "x-\($0): " + String(repeating: "a", count: 30)] }
+        let headers = try shell.curl(
+            ["--http2-prior-knowledge", "-d", #"{"aps":{"alert":"x"}}"#] + apns + large
+                + ["http://127.0.0.1:\(shell.port)/3/device/\(token)"])
+        #expect(headers.hasPrefix("HTTP/2 431"), "\(headers.prefix(200))")
+        let body = NSTemporaryDirectory() + "cxshell-large-body-\(UUID().uuidString)"
+        try Data(repeating: 0x61, count: 2_000_000).write(to: URL(fileURLWithPath: body))
+        defer { try? FileManager.default.removeItem(atPath: body) }
+        let large413 = try shell.curl(
+            ["--http2-prior-knowledge", "--data-binary", "@" + body] + apns
+                + ["http://127.0.0.1:\(shell.port)/3/device/\(token)"])
+        #expect(large413.hasPrefix("HTTP/2 413"), "\(large413.prefix(200))")
+        #expect(try shell.send(#"{"op":"state"}"#).allSatisfy { !$0.hasPrefix(#"{"delivery""#) })
+        #expect(shell.stop() == 0)
+    }
+
     /// A service people run: SIGTERM (or SIGINT) ends it with status 0, connections and all.
     /// A port that cannot be had, or an address that is not one, ends `serve` with a
     /// sentence that names it and a failure status, and no `listening` line.
@@ -577,7 +613,9 @@ import Testing
         limit.rlim_cur = min(limit.rlim_max, 4096)
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         try #require(limit.rlim_cur >= 2200, "needs 2,200 descriptors; the hard limit is \(limit.rlim_max)")
-        let shell = try Shell()  // spawned after the limit was raised: it inherits it
+        // The test process needs 2,200 descriptors for its own clients; the shell starts
+        // with the common default of 1,024, so it must raise its own limit to take 1,024.
+        let shell = try Shell(ulimit: "-Sn 1024")
         let request = Array(
             "POST /v1/projects/demo/messages:send HTTP/1.1\r\nHost: fcm.googleapis.com\r\nContent-Length: 2\r\n\r\n{}"
                 .utf8)

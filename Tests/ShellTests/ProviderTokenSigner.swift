@@ -1,6 +1,7 @@
 import COpenSSL
 import Credentials
 import Foundation
+import OrderedJSON
 
 /// What a backend does to authenticate to APNs: an EC P-256 key, and ES256 JWTs signed
 /// with it (OpenSSL, independent of the code under test's verification).
@@ -66,9 +67,10 @@ final class ProviderTokenSigner: @unchecked Sendable {
 final class ServiceAccountSigner: @unchecked Sendable {
     /// Immutable after init.
     private let key: OpaquePointer
-    let email = "sa@demo.iam.gserviceaccount.com"
+    let email: String
 
-    init() {
+    init(email: String = "sa@demo.iam.gserviceaccount.com") {
+        self.email = email
         let context = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, nil)
         var key: OpaquePointer?
         EVP_PKEY_keygen_init(context)
@@ -81,6 +83,11 @@ final class ServiceAccountSigner: @unchecked Sendable {
     deinit { EVP_PKEY_free(key) }
 
     var publicKeyPEM: String { pem(ofPublicKey: key) }
+
+    /// The `google_key` line that registers this account's key.
+    var registration: String {
+        #"{"op":"google_key","client_email":"\#(email)","public_key":\#(JSON.string(publicKeyPEM).compactText)}"#
+    }
 
     /// The form body Google's libraries post to the token endpoint.
     func tokenRequest(issuedAt: Double, lifetime: Double = 3600, signed: Bool = true) -> String {

@@ -1,0 +1,65 @@
+/// The OAuth access tokens the token endpoint issued (front-door.md, "OAuth 2 token
+/// endpoint"): each with when it expires and the project it belongs to. A token is
+/// forgotten once it has expired, and at most `capacity` live at once, the oldest going
+/// first, so memory stays bounded however many are asked for.
+public struct AccessTokens: Sendable {
+    public struct Grant: Sendable, Equatable {
+        /// Milliseconds since 1970.
+        public let expires: Int64
+        /// The service account's project; nil for a token issued while no key was
+        /// registered, which may send to any project.
+        public let project: String?
+
+        public init(expires: Int64, project: String?) {
+            self.expires = expires
+            self.project = project
+        }
+    }
+
+    public let capacity: Int
+    private var grants: [String: Grant] = [:]
+    /// Tokens in the order they were issued; every token lives as long, so this is
+    /// also the order they expire in. Entries before `head` are gone.
+    private var issued: [String] = []
+    private var head = 0
+
+    public init(capacity: Int = 100_000) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+    }
+
+    /// How many tokens are live (issued, and not yet found expired or pushed out).
+    public var count: Int { grants.count }
+
+    /// Remembers `token` until it expires, forgetting the expired and the oldest first.
+    public mutating func issue(_ token: String, _ grant: Grant, now: Int64) {
+        forget(now: now, making: 1)
+        grants[token] = grant
+        issued.append(token)
+    }
+
+    /// The grant of a live token; nil for a token never issued, expired or pushed out.
+    public mutating func grant(for token: String, now: Int64) -> Grant? {
+        guard let grant = grants[token] else { return nil }
+        guard grant.expires > now else {
+            grants[token] = nil
+            return nil
+        }
+        return grant
+    }
+
+    /// Drops tokens from the oldest on while they have expired or `room` new ones would
+    /// pass the capacity.
+    private mutating func forget(now: Int64, making room: Int) {
+        while head < issued.count {
+            let oldest = issued[head]
+            if let grant = grants[oldest], grant.expires > now, grants.count + room <= capacity { break }
+            grants[oldest] = nil
+            head += 1
+        }
+        if head > 1024 && head * 2 > issued.count {
+            issued.removeFirst(head)
+            head = 0
+        }
+    }
+}
