@@ -80,7 +80,8 @@ let package = Package(
         .target(name: "FrontDoor", dependencies: ["CTestCA", "CFrontDoor", "HTTPMessage"], path: "Shell/FrontDoor"),
         .executableTarget(name: "cxshell", dependencies: ["ShellKit", "FrontDoor"], path: "Shell/cxshell"),
         .executableTarget(
-            name: "cxbench", dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit", "Loopback"],
+            name: "cxbench",
+            dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit", "Loopback", "Credentials"],
             path: "Tests/Benchmarks/cxbench"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(

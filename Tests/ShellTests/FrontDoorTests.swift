@@ -23,7 +23,9 @@ import Testing
 
         /// `ulimit`: arguments for the shell's `ulimit` to start it under (`-Sn 1024`),
         /// so the process starts with that limit whatever the test process has.
-        init(ulimit: String? = nil) throws {
+        /// `environment`: variables added to the test process's own for the shell.
+        init(ulimit: String? = nil, environment: [String: String] = [:]) throws {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let arguments = ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory + "/ca"]
             if let ulimit {
                 process.executableURL = URL(fileURLWithPath: "/bin/sh")
