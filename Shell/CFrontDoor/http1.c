@@ -19,6 +19,8 @@ enum { MAX_TARGET_BYTES = 40 * 1024 };
 const char *http1_reason_phrase(int status) {
     switch (status) {
     case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -52,8 +54,10 @@ static void answer(connection *c, int status, const cx_http_header *headers, siz
         buffer_append(&text, headers[i].value, headers[i].value_len);
         buffer_append(&text, "\r\n", 2);
     }
-    n = snprintf(line, sizeof line, "content-length: %zu\r\n%s\r\n", body ? body->len : 0,
-                 close ? "connection: close\r\n" : "");
+    /* A 204 has no body and says nothing of its length (RFC 9110 8.6). */
+    n = status == 204 ? snprintf(line, sizeof line, "%s\r\n", close ? "connection: close\r\n" : "")
+                      : snprintf(line, sizeof line, "content-length: %zu\r\n%s\r\n", body ? body->len : 0,
+                                 close ? "connection: close\r\n" : "");
     buffer_append(&text, line, (size_t)n);
     if (body && body->len) buffer_append(&text, body->data, body->len);
     connection_send(c, text.data, text.len);

@@ -5,15 +5,20 @@ import OrderedJSON
 /// deliveries become output lines naming their device, and call answers wait for
 /// the request's reply.
 final class CoreEndpoint: Sendable {
-    private struct Answer: Hashable {
+    fileprivate struct Answer: Hashable {
         let device: String
         let call: CallID
     }
 
-    private struct Log {
+    fileprivate struct Log {
         var lines: [String] = []
         var answers: [Answer: PluginResponse] = [:]
+        /// Each device's last deliveries, oldest first, for the inspector's device view.
+        var recent: [String: [String]] = [:]
     }
+
+    /// How many of a device's deliveries `recentDeliveries` keeps.
+    static let recentCount = 100
 
     private let log = Monitor(Log())
 
@@ -28,17 +33,23 @@ final class CoreEndpoint: Sendable {
             case .response(let id, let response):
                 log.answers[Answer(device: device, call: id)] = response
             case .item(let key, let response):
-                log.lines.append(
+                log.append(
                     JSONObject([
                         ("delivery", .string(key)), ("device", .string(device)), ("ok", .bool(response.ok)),
                         ("output", .string(response.output)),
                     ])
-                    .compactText)
+                    .compactText, from: device)
             case .end(let key):
-                log.lines.append(
-                    JSONObject([("delivery", .string(key)), ("device", .string(device)), ("end", true)]).compactText)
+                log.append(
+                    JSONObject([("delivery", .string(key)), ("device", .string(device)), ("end", true)]).compactText,
+                    from: device)
             }
         }
+    }
+
+    /// A device's last deliveries (at most `recentCount`), oldest first.
+    func recentDeliveries(of device: String) -> [String] {
+        log.withLock { $0.recent[device] ?? [] }
     }
 
     func takeLines() -> [String] {
@@ -55,5 +66,20 @@ final class CoreEndpoint: Sendable {
     /// A device's app process ended: answers it still owed are gone with it.
     func processEnded(on device: String) {
         log.withLock { log in log.answers = log.answers.filter { $0.key.device != device } }
+    }
+
+    /// A device left the world: its recent deliveries go with it.
+    func forget(_ device: String) {
+        log.withLock { $0.recent[device] = nil }
+    }
+}
+
+extension CoreEndpoint.Log {
+    fileprivate mutating func append(_ line: String, from device: String) {
+        lines.append(line)
+        var kept = recent[device] ?? []
+        if kept.count == CoreEndpoint.recentCount { kept.removeFirst() }
+        kept.append(line)
+        recent[device] = kept
     }
 }

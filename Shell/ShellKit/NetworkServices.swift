@@ -19,8 +19,13 @@ extension Session {
     public func handle(network request: HTTPRequest) -> NetworkExchange {
         touched.removeAll(keepingCapacity: true)
         let path = request.path ?? ""
+        let route = Self.route(request)
+        if route == .unknownHost, let inspector, Self.isInspectorPath(path) {
+            let answer = inspect(request, settings: inspector)
+            return NetworkExchange(lines: answer.lines, response: answer.response)
+        }
         let (report, response): (JSONObject, HTTPResponse)
-        switch Self.route(request) {
+        switch route {
         case .misdirected(let connection, let authority):
             (report, response) = Self.plain(
                 "http", 421,
@@ -45,10 +50,38 @@ extension Session {
             }
         }
         let problem = waitForTouchedHosts()
-        var lines = endpoint.takeLines()
+        let deliveries = endpoint.takeLines()
+        var lines = deliveries
         if let problem { lines.append(JSONObject([("network", "error"), ("effect", .string(problem))]).compactText) }
         lines.append(report.compactText)
+        log.append(source: report["network"]?.stringValue ?? "http", status: response.status, at: clock()) {
+            Self.record(of: request, report: report, deliveries: deliveries)
+        }
         return NetworkExchange(lines: lines, response: response)
+    }
+
+    /// A network request as the log shows it: what was sent, and what its report says.
+    static func record(of request: HTTPRequest, report: JSONObject, deliveries: [String]) -> RequestLog.Record {
+        var headers = JSONObject()
+        for (name, value) in request.headers where !name.hasPrefix(":") { headers[name] = .string(value) }
+        var record = RequestLog.Record(
+            source: "", status: 0,
+            request: JSONObject([
+                ("method", request.method.map(JSON.string) ?? .null), ("path", request.path.map(JSON.string) ?? .null),
+                ("host", (request.authorityHost ?? request.serverHost).map(JSON.string) ?? .null),
+                ("headers", .object(headers)),
+            ]))
+        if !request.body.isEmpty { record.body = String(decoding: request.body, as: UTF8.self) }
+        if let device = report["device"]?.stringValue {
+            record.devices = [device]
+        } else if let devices = report["devices"]?.arrayValue {
+            record.devices = devices.compactMap { $0["device"]?.stringValue }
+        }
+        record.reason = report["reason"]?.stringValue
+        record.error = report["error"]?.stringValue
+        record.effect = report["effect"]?.stringValue
+        record.deliveries = deliveries
+        return record
     }
 
     /// A service the front door answers for, by its host (front-door.md's table).

@@ -28,9 +28,13 @@ public final class Session {
     let registry = TokenRegistry()
     /// What the world's channels share: MQTT arrivals, the front door's address.
     public let hub = ChannelHub()
-    private var devices: [Device] = []
+    private(set) var devices: [Device] = []
     private(set) var devicesByID: [String: Device] = [:]
     private var current: Device?
+    /// The number in the last device id given (`d7`): ids are never reused.
+    private var lastDeviceNumber = 0
+    /// When the session started (monotonic milliseconds), for the inspector's uptime.
+    let startedAt = Session.monotonicMilliseconds()
     /// The devices a request touched: their hosts are waited for before its reply.
     var touched: [Device] = []
     /// The APNs signing keys registered with `apns_key` (the front door checks them).
@@ -45,20 +49,50 @@ public final class Session {
     var pubnubDevices = PubNubRegistrations()
     var lastTimetoken: Int64 = 0
     let clock: () -> Int64
+    /// Every request from every door, with its deliveries (inspector.md, "The log").
+    public internal(set) var log: RequestLog
+    /// Who may reach the inspector on the front door's port; nil: it is off.
+    public var inspector: InspectorSettings?
 
-    /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps).
-    public init(clock: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+    /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps and the
+    /// log's times); `logMax` is how many log entries are kept.
+    public init(
+        clock: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }, logMax: Int = 10_000
+    ) {
         self.clock = clock
+        self.log = RequestLog(max: logMax)
     }
 
     /// Handles one request line; returns the lines to write, deliveries first. A line
     /// of JSON white space only is not a request: it gets no line at all.
-    public func handle(line: some Collection<UInt8>) -> [String] {
+    public func handle(line: some Collection<UInt8>) -> [String] { handle(line: line, source: "line") }
+
+    /// Handles one request line from `source` (the log's name for the door it came by).
+    func handle(line: some Collection<UInt8>, source: String) -> [String] {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
+        let (reply, deliveries, op) = execute(line: line)
+        log.append(source: source, status: reply["ok"] == true ? 200 : 400, at: clock()) {
+            var record = RequestLog.Record(
+                source: source, status: 0, request: JSONObject([("op", op.map(JSON.string) ?? .null)]))
+            record.body = String(decoding: line, as: UTF8.self)
+            record.devices = Self.devices(touched: touched, reply: reply)
+            record.error = reply["error"]?.stringValue
+            record.reason = reply["reason"]?.stringValue
+            record.effect = reply["effect"]?.stringValue
+            record.deliveries = deliveries
+            return record
+        }
+        return deliveries + [reply.compactText]
+    }
+
+    /// Runs one request line without logging it: its reply, deliveries and op.
+    func execute(line: some Collection<UInt8>) -> (reply: JSONObject, deliveries: [String], op: String?) {
         var reply: JSONObject
+        var op: String?
         touched.removeAll(keepingCapacity: true)
         do {
             let request = try Request(line: line, maxBytes: Self.maxLineBytes)
+            op = request.op
             reply = JSONObject([("reply", request.id), ("ok", true)])
             do {
                 try perform(request, into: &reply)
@@ -71,7 +105,15 @@ public final class Session {
             reply = Self.error(nil, "\(error)")
         }
         if let problem = waitForTouchedHosts() { reply = Self.error(reply["reply"] ?? nil, problem) }
-        return endpoint.takeLines() + [reply.compactText]
+        return (reply, endpoint.takeLines(), op)
+    }
+
+    /// The devices a request reached: those it touched, else the one its reply names.
+    static func devices(touched: [Device], reply: JSONObject) -> [String] {
+        var ids: [String] = []
+        for device in touched where !ids.contains(device.id) { ids.append(device.id) }
+        if ids.isEmpty, let id = reply["device"]?.stringValue { ids.append(id) }
+        return ids
     }
 
     /// Waits until every host the request touched is idle; a sentence when it cannot.
@@ -103,10 +145,39 @@ public final class Session {
             report["effect"] = .string(outcome.effect)
             if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
             if let problem = waitForTouchedHosts() { report["effect"] = .string(problem) }
-            lines += endpoint.takeLines()
+            let deliveries = endpoint.takeLines()
+            log.append(source: "mqtt", status: 200, at: clock()) {
+                var record = RequestLog.Record(
+                    source: "mqtt", status: 200, request: JSONObject([("topic", .string(arrival.message.topic))]))
+                record.body = String(decoding: arrival.message.payload, as: UTF8.self)
+                record.devices = [arrival.deviceID]
+                record.effect = report["effect"]?.stringValue
+                record.deliveries = deliveries
+                return record
+            }
+            lines += deliveries
             lines.append(report.compactText)
         }
         return lines
+    }
+
+    /// Takes a device out of the world: as `uninstall` (its tokens retire), then it is
+    /// gone; false when there is no such device.
+    func remove(device id: String) -> Bool {
+        guard let device = devicesByID.removeValue(forKey: id) else { return false }
+        if device.isInstalled { try? device.uninstall(nowMilliseconds: clock()) }
+        device.powerOff()
+        endpoint.processEnded(on: id)
+        endpoint.forget(id)
+        devices.removeAll { $0.id == id }
+        if current === device { current = nil }
+        return true
+    }
+
+    static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     /// The current device's push token, if it has one.
@@ -253,22 +324,29 @@ public final class Session {
         case "rotate_token":
             reply["token"] = .string(try device.rotateToken(nowMilliseconds: clock()))
         default:  // "state"
-            let buffer = device.buffer
-            reply["state"] = .string(device.appState.rawValue)
-            reply["platform"] = .string(device.platform.rawValue)
-            reply["permission"] = .string(device.authorization.rawValue)
-            reply["token"] = device.token.map(JSON.string) ?? .null
-            reply["subscriptions"] = .array((device.host?.subscribedKeys ?? []).map(JSON.string))
-            reply["buffered"] = .integer(Int64(buffer.buffered))
-            reply["dropped_taps"] = .integer(Int64(buffer.droppedTaps))
-            reply["device"] = .string(device.id)
-            reply["installed"] = .bool(device.isInstalled)
-            if device.platform == .android {
-                reply["fid"] = device.installationID.map(JSON.string) ?? .null
-                reply["topics"] = .array(device.topics.map(JSON.string))
-            }
-            reply["channels"] = .array(device.channelSummaries.map(JSON.object))
+            for (key, value) in Self.state(of: device) { reply[key] = value }
         }
+    }
+
+    /// A device's `state` reply, without `reply` and `ok`.
+    static func state(of device: Device) -> JSONObject {
+        var state = JSONObject()
+        let buffer = device.buffer
+        state["state"] = .string(device.appState.rawValue)
+        state["platform"] = .string(device.platform.rawValue)
+        state["permission"] = .string(device.authorization.rawValue)
+        state["token"] = device.token.map(JSON.string) ?? .null
+        state["subscriptions"] = .array((device.host?.subscribedKeys ?? []).map(JSON.string))
+        state["buffered"] = .integer(Int64(buffer.buffered))
+        state["dropped_taps"] = .integer(Int64(buffer.droppedTaps))
+        state["device"] = .string(device.id)
+        state["installed"] = .bool(device.isInstalled)
+        if device.platform == .android {
+            state["fid"] = device.installationID.map(JSON.string) ?? .null
+            state["topics"] = .array(device.topics.map(JSON.string))
+        }
+        state["channels"] = .array(device.channelSummaries.map(JSON.object))
+        return state
     }
 
     /// The device a request names with `"device"`, or the current one.
@@ -308,7 +386,8 @@ public final class Session {
             guard !team.isEmpty else { throw request.invalid("\"apns_team\" must not be empty") }
             options.apnsTeam = team
         }
-        let id = "d\(devices.count + 1)"
+        lastDeviceNumber += 1
+        let id = "d\(lastDeviceNumber)"
         let device = Device(
             id: id, platform: platform, bundleID: bundle, options: options, registry: registry, hub: hub,
             core: endpoint.receiver(for: id))

@@ -6,7 +6,8 @@ import ShellKit
 /// `cxshell serve`: the line protocol on standard input and output.
 enum Serve {
     static let help = """
-        usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR]
+        usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR] [--keep-running] [--log-max N]
+                             [--api-token TOKEN] [--api-host NAME]... [--no-inspector]
 
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
@@ -24,6 +25,15 @@ enum Serve {
         request writes its deliveries and one {"network":…} report line before it is
         answered. --ca-dir DIR holds the test CA (default .cxshell/ca).
 
+        The same port serves the inspector to requests addressed to the shell itself
+        (localhost, an IP address, or a name given with --api-host): a JSON API under
+        /api/v1/ that drives and reads the world, the log of every request, /metrics,
+        /livez and /readyz (Docs/Inspector.md). --api-token TOKEN requires
+        "Authorization: Bearer TOKEN" on it; a --listen address that is not loopback
+        needs one (or --no-inspector). --log-max N keeps the last N log entries
+        (default 10000; 0 keeps none). --keep-running: the end of input does not end
+        the shell (SIGINT / SIGTERM do), so it can run as a service driven over HTTP.
+
         Messages from channels (Appwrite's MQTT) arrive on their own time: each writes its
         deliveries and one {"network":"mqtt",…} report line as it comes, between any two
         other lines. The protocol: Docs/Shell.md; the front door: Docs/FrontDoor.md;
@@ -33,21 +43,42 @@ enum Serve {
     static func run(_ arguments: [String]) -> Int32 {
         var listen: String?
         var caDirectory = ".cxshell/ca"
+        var keepRunning = false
+        var logMax = 10_000
+        var inspector: InspectorSettings? = InspectorSettings()
         var rest = arguments[...]
+        func refuse(_ sentence: String) -> Int32 {
+            FileHandle.standardError.write(Data("cxshell serve: \(sentence)\n".utf8))
+            return 2
+        }
         while let argument = rest.popFirst() {
             switch argument {
             case "--listen": listen = rest.popFirst()
             case "--ca-dir": caDirectory = rest.popFirst() ?? caDirectory
+            case "--keep-running": keepRunning = true
+            case "--log-max":
+                guard let value = rest.popFirst().flatMap({ Int($0) }), value >= 0 else {
+                    return refuse("--log-max takes a number of entries (0 or more)")
+                }
+                logMax = value
+            case "--api-token":
+                guard let token = rest.popFirst(), !token.isEmpty else { return refuse("--api-token takes a token") }
+                inspector?.token = token
+            case "--api-host":
+                guard let host = rest.popFirst(), !host.isEmpty else { return refuse("--api-host takes a host name") }
+                inspector?.hosts.insert(host.lowercased())
+            case "--no-inspector": inspector = nil
             default:
-                FileHandle.standardError.write(Data("cxshell serve: unknown argument '\(argument)'\n\(help)\n".utf8))
-                return 2
+                return refuse("unknown argument '\(argument)'\n\(help)")
             }
         }
         // One world, one request at a time: the line protocol and the network take turns
         // under this lock. The network's lines wait in `pending` until the front door's
         // turn ends, then go out in one write before its answers do (and before any
         // later line-protocol output, so the output keeps the order of handling).
-        let world = Monitor(World(session: Session()))
+        let session = Session(logMax: logMax)
+        session.inspector = inspector
+        let world = Monitor(World(session: session))
         var door: FrontDoor?
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]) else {
@@ -56,6 +87,11 @@ enum Serve {
                 return 2
             }
             let address = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            if let inspector, inspector.token == nil, Self.isLoopback(address) == false {
+                return refuse(
+                    "--listen \(listen) is not a loopback address: the inspector would let anyone who reaches it drive the world; give --api-token TOKEN, or --no-inspector"
+                )
+            }
             do {
                 let ca = try TestCA.ensure(in: caDirectory)
                 door = try FrontDoor(
@@ -109,10 +145,23 @@ enum Serve {
                 return 1
             }
         }
+        // A service driven over HTTP goes on until a signal ends it.
+        while keepRunning { pause() }
         door?.stop()
         hub.close()
         arrivalsEnded.wait()
         return 0
+    }
+
+    /// Whether `address` is a loopback address; nil when it is no IP literal at all (the
+    /// front door names that problem itself).
+    static func isLoopback(_ address: String) -> Bool? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, address, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, address, &v6) == 1 else { return nil }
+        var loopback = in6addr_loopback
+        return memcmp(&v6, &loopback, MemoryLayout<in6_addr>.size) == 0
     }
 }
 

@@ -24,9 +24,10 @@ import Testing
         /// `ulimit`: arguments for the shell's `ulimit` to start it under (`-Sn 1024`),
         /// so the process starts with that limit whatever the test process has.
         /// `environment`: variables added to the test process's own for the shell.
-        init(ulimit: String? = nil, environment: [String: String] = [:]) throws {
+        /// `arguments`: more of `serve`'s arguments (`--log-max 5`).
+        init(ulimit: String? = nil, environment: [String: String] = [:], arguments more: [String] = []) throws {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let arguments = ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory + "/ca"]
+            let arguments = ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory + "/ca"] + more
             if let ulimit {
                 process.executableURL = URL(fileURLWithPath: "/bin/sh")
                 process.arguments =
@@ -524,7 +525,7 @@ import Testing
             (
                 "an h2c upgrade",
                 Array(
-                    "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
+                    "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
                         .utf8), "HTTP/1.1 404"
             ),
         ]

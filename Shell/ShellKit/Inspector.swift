@@ -1,0 +1,490 @@
+import Credentials
+import Foundation
+import HTTPMessage
+import OrderedJSON
+import SimulatedDevice
+
+/// Who may reach the inspector (inspector.md, "Security"): the shell's own host names,
+/// and the bearer token when one is set.
+public struct InspectorSettings: Sendable {
+    /// Required as `Authorization: Bearer <token>` on every inspector path but the
+    /// health checks; nil: open (loopback only, `cxshell serve` sees to that).
+    public var token: String?
+    /// Names besides `localhost` and IP literals that address the shell (`--api-host`).
+    public var hosts: Set<String>
+
+    public init(token: String? = nil, hosts: Set<String> = []) {
+        self.token = token
+        self.hosts = Set(hosts.map { $0.lowercased() })
+    }
+
+    /// Whether `host` (from `:authority` / `Host`, without its port) addresses the shell.
+    func isOwn(_ host: String?) -> Bool {
+        guard let host, !host.isEmpty else { return false }
+        if host == "localhost" || hosts.contains(host) { return true }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+}
+
+/// An inspector request's answer, and what it writes on standard output.
+struct InspectorAnswer {
+    var response: HTTPResponse
+    /// Deliveries and the `{"network":"api",…}` report, for a request that changed the world.
+    var lines: [String] = []
+
+    static func json(_ status: Int, _ body: JSONObject) -> InspectorAnswer {
+        InspectorAnswer(
+            response: HTTPResponse(status: status, headers: jsonHeaders, body: JSON.object(body).compactBytes))
+    }
+
+    static func json(_ status: Int, text: String) -> InspectorAnswer {
+        InspectorAnswer(response: HTTPResponse(status: status, headers: jsonHeaders, body: Array(text.utf8)))
+    }
+
+    static func error(_ status: Int, _ sentence: String) -> InspectorAnswer {
+        json(status, JSONObject([("error", .string(sentence))]))
+    }
+
+    static let jsonHeaders = [("content-type", "application/json"), ("cache-control", "no-store")]
+}
+
+extension Session {
+    /// The inspector's paths (inspector.md, "Where it is served").
+    static func isInspectorPath(_ path: String) -> Bool {
+        let bare = path.prefix { $0 != "?" }
+        return bare == "/" || bare.hasPrefix("/api/v1/") || bare == "/metrics" || bare == "/livez" || bare == "/readyz"
+    }
+
+    /// An inspector request, checked as the spec's security section says, then served.
+    func inspect(_ request: HTTPRequest, settings: InspectorSettings) -> InspectorAnswer {
+        let target = request.path ?? "/"
+        let path = String(target.prefix { $0 != "?" })
+        let query =
+            target.firstIndex(of: "?").map { HTTPRequest.formFields(Array(target[target.index(after: $0)...].utf8)) }
+            ?? [:]
+        let method = request.method ?? "GET"
+        guard settings.isOwn(request.authorityHost) else {
+            return .error(
+                421, "the inspector answers only to the shell's own names (localhost, an IP address or --api-host)")
+        }
+        if path == "/livez" || path == "/readyz" {
+            return InspectorAnswer(
+                response: HTTPResponse(status: 200, headers: [("content-type", "text/plain")], body: Array("ok\n".utf8))
+            )
+        }
+        if let token = settings.token, request.header("authorization") != "Bearer \(token)" {
+            var answer = InspectorAnswer.error(401, "the inspector needs Authorization: Bearer <the --api-token>")
+            answer.response.headers.append(("www-authenticate", #"Bearer realm="cxshell""#))
+            return answer
+        }
+        if ["POST", "PUT", "DELETE", "PATCH"].contains(method) {
+            let type = request.header("content-type")?.lowercased() ?? ""
+            guard type == "application/json" || type.hasPrefix("application/json;") else {
+                return .error(403, "a write to the inspector must carry Content-Type: application/json")
+            }
+            if let origin = request.header("origin") {
+                let own =
+                    (request.header(":authority") ?? request.header("host")).map { authority in
+                        ["http://" + authority, "https://" + authority]
+                    } ?? []
+                guard own.contains(origin.lowercased()) else {
+                    return .error(403, "a write from another origin (\(origin)) is refused")
+                }
+            }
+        }
+        return serve(method: method, path: path, query: query, body: request.body)
+    }
+
+    /// Routes an inspector request that passed the checks.
+    private func serve(method: String, path: String, query: [String: String], body: [UInt8]) -> InspectorAnswer {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        switch (method, parts) {
+        case ("GET", []): return page()
+        case ("GET", ["metrics"]): return metrics()
+        case ("POST", ["api", "v1", "requests"]): return runLines(body)
+        case ("GET", ["api", "v1", "world"]): return world()
+        case ("GET", ["api", "v1", "devices"]): return listDevices(query)
+        case ("POST", ["api", "v1", "devices"]): return createDevices(body)
+        case ("GET", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]):
+            return showDevice(parts[3])
+        case ("DELETE", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]):
+            return deleteDevice(parts[3])
+        case ("GET", ["api", "v1", "log"]): return readLog(query)
+        case ("GET", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "log"]): return logEntry(parts[3])
+        case ("DELETE", ["api", "v1", "log"]):
+            log.clear()
+            return InspectorAnswer(response: HTTPResponse(status: 204))
+        case ("POST", ["api", "v1", "credentials"]): return credentials(body)
+        default:
+            let known =
+                [
+                    [], ["metrics"], ["api", "v1", "requests"], ["api", "v1", "world"], ["api", "v1", "devices"],
+                    ["api", "v1", "log"], ["api", "v1", "credentials"],
+                ].contains(parts)
+                || (parts.count == 4
+                    && (parts.starts(with: ["api", "v1", "devices"]) || parts.starts(with: ["api", "v1", "log"])))
+            return .error(known ? 405 : 404, "the inspector has no \(method) \(path)")
+        }
+    }
+
+    /// The body as a JSON object, or an answer that says why not.
+    private func object(_ body: [UInt8]) -> Result<JSONObject, InspectorAnswerError> {
+        guard let value = try? JSON.parse(body) else {
+            return .failure(InspectorAnswerError(answer: .error(400, "the body is not JSON")))
+        }
+        guard let object = value.objectValue else {
+            return .failure(InspectorAnswerError(answer: .error(400, "the body must be a JSON object")))
+        }
+        return .success(object)
+    }
+
+    struct InspectorAnswerError: Error {
+        let answer: InspectorAnswer
+    }
+
+    /// The report line an API write leaves on standard output, and its log entry.
+    private func report(
+        _ op: String, status: Int, effect: String, devices: [String] = [], deliveries: [String] = [], body: [UInt8] = []
+    ) -> String {
+        log.append(source: "api", status: status, at: clock()) {
+            var record = RequestLog.Record(source: "api", status: status, request: JSONObject([("op", .string(op))]))
+            if !body.isEmpty { record.body = String(decoding: body, as: UTF8.self) }
+            record.devices = devices
+            record.effect = effect
+            record.deliveries = deliveries
+            return record
+        }
+        return JSONObject([
+            ("network", "api"), ("op", .string(op)), ("status", .integer(Int64(status))), ("effect", .string(effect)),
+        ]).compactText
+    }
+
+    // MARK: The line protocol over HTTP
+
+    /// `POST /api/v1/requests`: one request or an array, applied in order; the lines
+    /// standard output would carry for them.
+    private func runLines(_ body: [UInt8]) -> InspectorAnswer {
+        guard let value = try? JSON.parse(body) else { return .error(400, "the body is not JSON") }
+        let requests: [JSON]
+        switch value {
+        case .object: requests = [value]
+        case .array(let items) where !items.isEmpty && items.count <= 10_000: requests = items
+        default: return .error(400, "the body must be a request object or an array of 1 to 10,000 of them")
+        }
+        var answer: [String] = []
+        var written: [String] = []
+        for request in requests {
+            let text = request.compactText
+            let lines = handle(line: Array(text.utf8), source: "api")
+            answer += lines
+            let reply = (try? JSON.parse(text: lines.last ?? "{}"))?.objectValue ?? JSONObject()
+            let ok = reply["ok"] == true
+            written += lines.dropLast()
+            written.append(
+                JSONObject([
+                    ("network", "api"), ("op", request["op"] ?? .null), ("status", .integer(ok ? 200 : 400)),
+                    ("effect", .string(reply["effect"]?.stringValue ?? reply["error"]?.stringValue ?? "done")),
+                ]).compactText)
+        }
+        var result = InspectorAnswer.json(200, text: #"{"lines":["# + answer.joined(separator: ",") + "]}")
+        result.lines = written
+        return result
+    }
+
+    // MARK: The world and its devices
+
+    private func world() -> InspectorAnswer {
+        var counts = JSONObject()
+        for (source, byStatus) in log.counts.sorted(by: { $0.key < $1.key }) {
+            var statuses = JSONObject()
+            for (status, count) in byStatus.sorted(by: { $0.key < $1.key }) {
+                statuses[String(status)] = .integer(Int64(count))
+            }
+            counts[source] = .object(statuses)
+        }
+        return .json(
+            200,
+            JSONObject([
+                ("version", .string(Self.version)), ("listening", hub.frontDoorAddress.map(JSON.string) ?? .null),
+                ("uptime_ms", .integer(Self.monotonicMilliseconds() - startedAt)),
+                ("devices", .integer(Int64(devices.count))),
+                (
+                    "log",
+                    .object(
+                        JSONObject([
+                            ("retained", .integer(Int64(log.retained))), ("dropped", .integer(log.dropped)),
+                            ("max", .integer(Int64(log.max))), ("next_seq", .integer(log.nextSeq)),
+                        ]))
+                ),
+                ("counts", .object(counts)),
+            ]))
+    }
+
+    public static let version = "0.19.0"
+
+    /// One device as the list shows it: its `state`, its bundle and its tray's size.
+    private func listing(_ device: Device) -> JSONObject {
+        var entry = JSONObject([("device", .string(device.id))])
+        for (key, value) in Self.state(of: device) where key != "device" { entry[key] = value }
+        entry["bundle"] = .string(device.bundleID)
+        entry["tray"] = .integer(Int64(device.trayEntries.count))
+        return entry
+    }
+
+    private func listDevices(_ query: [String: String]) -> InspectorAnswer {
+        guard let limit = Self.number(query["limit"], default: 100, in: 1...1_000) else {
+            return .error(400, "limit must be a whole number from 1 to 1000")
+        }
+        var start = devices.startIndex
+        if let after = query["after"] {
+            guard let index = devices.firstIndex(where: { $0.id == after }) else {
+                return .error(400, "after names no device: '\(after)'")
+            }
+            start = index + 1
+        }
+        var found: [JSON] = []
+        var next: String?
+        for device in devices[start...] {
+            if let platform = query["platform"], device.platform.rawValue != platform { continue }
+            if let state = query["state"], device.appState.rawValue != state { continue }
+            if found.count == limit {
+                next = found.last?["device"]?.stringValue
+                break
+            }
+            found.append(.object(listing(device)))
+        }
+        return .json(200, JSONObject([("devices", .array(found)), ("next", next.map(JSON.string) ?? .null)]))
+    }
+
+    private func showDevice(_ id: String) -> InspectorAnswer {
+        guard let device = devicesByID[id] else { return .error(404, "there is no device '\(id)'") }
+        var entry = listing(device)
+        entry["tray"] = .array(
+            device.trayEntries.map { tray in
+                [
+                    ("id", .string(tray.id)), ("title", tray.title.map(JSON.string) ?? .null),
+                    ("body", tray.body.map(JSON.string) ?? .null),
+                ].jsonObject
+            })
+        entry["topics"] = .array(device.topics.map(JSON.string))
+        let text = String(JSON.object(entry).compactText.dropLast())
+        return .json(
+            200, text: text + #","deliveries":["# + endpoint.recentDeliveries(of: id).joined(separator: ",") + "]}")
+    }
+
+    /// `POST /api/v1/devices`: the `device` op's options, `count` of them, each made
+    /// ready (launched, registered, subscribed to `push` `events`) when asked.
+    private func createDevices(_ body: [UInt8]) -> InspectorAnswer {
+        let options: JSONObject
+        switch object(body) {
+        case .failure(let error): return error.answer
+        case .success(let value): options = value
+        }
+        let count: Int
+        switch options["count"] {
+        case nil: count = 1
+        case .number(let number)? where Int(number.text).map({ (1...100_000).contains($0) }) == true:
+            count = Int(number.text)!
+        default: return .error(400, "count must be a whole number from 1 to 100000")
+        }
+        var ready = false
+        switch options["ready"] {
+        case nil: break
+        case .bool(let value)?: ready = value
+        default: return .error(400, "ready must be true or false")
+        }
+        var line = JSONObject([("op", "device")])
+        for (key, value) in options where key != "count" && key != "ready" && key != "op" { line[key] = value }
+        let deviceLine = Array(line.compactText.utf8)
+        var made: [JSON] = []
+        var ids: [String] = []
+        var deliveries: [String] = []
+        for _ in 0..<count {
+            let (reply, lines, _) = execute(line: deviceLine)
+            deliveries += lines
+            guard reply["ok"] == true, let id = reply["device"]?.stringValue else {
+                if made.isEmpty { return .error(400, reply["error"]?.stringValue ?? "the device was refused") }
+                break
+            }
+            var entry = JSONObject([("device", .string(id))])
+            if ready {
+                for step in [
+                    #"{"op":"launch","device":"\#(id)"}"#,
+                    #"{"op":"call","device":"\#(id)","plugin":"push","method":"register","input":""}"#,
+                    #"{"op":"subscribe","device":"\#(id)","key":"push","plugin":"push","stream":"events","input":""}"#,
+                ] {
+                    let (reply, lines, _) = execute(line: Array(step.utf8))
+                    deliveries += lines
+                    if reply["ok"] != true {
+                        return .error(
+                            400, "device \(id) could not be made ready: \(reply["error"]?.stringValue ?? "refused")")
+                    }
+                }
+                entry["token"] = devicesByID[id]?.token.map(JSON.string) ?? .null
+            }
+            ids.append(id)
+            made.append(.object(entry))
+        }
+        var answer = InspectorAnswer.json(201, JSONObject([("devices", .array(made))]))
+        let effect =
+            "made \(made.count) device\(made.count == 1 ? "" : "s")\(ready ? ", each launched, registered and subscribed" : "")"
+        answer.lines =
+            deliveries + [
+                report("devices", status: 201, effect: effect, devices: ids, deliveries: deliveries, body: body)
+            ]
+        return answer
+    }
+
+    private func deleteDevice(_ id: String) -> InspectorAnswer {
+        guard remove(device: id) else { return .error(404, "there is no device '\(id)'") }
+        var answer = InspectorAnswer(response: HTTPResponse(status: 204))
+        let deliveries = endpoint.takeLines()
+        answer.lines =
+            deliveries + [
+                report(
+                    "delete_device", status: 204, effect: "device \(id) was uninstalled and left the world",
+                    devices: [id], deliveries: deliveries)
+            ]
+        return answer
+    }
+
+    // MARK: The log
+
+    func logFilter(_ query: [String: String]) -> RequestLog.Filter {
+        RequestLog.Filter(device: query["device"], source: query["source"], status: query["status"], text: query["q"])
+    }
+
+    private func readLog(_ query: [String: String]) -> InspectorAnswer {
+        guard let limit = Self.number(query["limit"], default: 100, in: 1...1_000) else {
+            return .error(400, "limit must be a whole number from 1 to 1000")
+        }
+        guard let after = Self.number(query["after"], default: 0, in: 0...Int.max) else {
+            return .error(400, "after must be a seq: a whole number")
+        }
+        let order = query["order"] ?? "asc"
+        guard order == "asc" || order == "desc" else { return .error(400, "order must be asc or desc") }
+        if let status = query["status"], !Self.isStatusFilter(status) {
+            return .error(400, "status must be a status (200) or a class (4xx), not '\(status)'")
+        }
+        let entries = log.entries(
+            matching: logFilter(query), after: Int64(after), limit: limit, newestFirst: order == "desc")
+        let next = order == "asc" ? (entries.last?.seq ?? Int64(after)) : nil
+        let text =
+            #"{"entries":["# + entries.map(\.summary).joined(separator: ",") + #"],"next":"#
+            + (next.map(String.init) ?? "null") + "}"
+        return .json(200, text: text)
+    }
+
+    static func isStatusFilter(_ text: String) -> Bool {
+        text.count == 3 && text.first.map { "12345".contains($0) } == true
+            && (text.dropFirst().allSatisfy(\.isNumber) || text.hasSuffix("xx"))
+    }
+
+    private func logEntry(_ seq: String) -> InspectorAnswer {
+        guard let number = Int64(seq), let entry = log.entry(number) else {
+            return .error(404, "the log has no entry \(seq) (it keeps \(log.firstSeq)…\(log.nextSeq - 1))")
+        }
+        return .json(200, text: entry.text)
+    }
+
+    /// A query number within `range`; `fallback` when absent, nil when not a number in it.
+    static func number(_ text: String?, default fallback: Int, in range: ClosedRange<Int>) -> Int? {
+        guard let text else { return fallback }
+        guard let value = Int(text), range.contains(value) else { return nil }
+        return value
+    }
+
+    // MARK: Credentials for hand tests
+
+    /// `POST /api/v1/credentials`: an APNs provider token signed by a key the world makes
+    /// and registers, or an FCM access token bound to a project.
+    private func credentials(_ body: [UInt8]) -> InspectorAnswer {
+        let request: JSONObject
+        switch object(body) {
+        case .failure(let error): return error.answer
+        case .success(let value): request = value
+        }
+        let now = clock()
+        switch request["service"]?.stringValue {
+        case "apns":
+            let team = request["team"]?.stringValue ?? DeviceOptions().apnsTeam
+            let keyID = request["key_id"]?.stringValue ?? "CXSHELL\(apnsKeys.keys.count + 1)"
+            guard !team.isEmpty, !keyID.isEmpty, let key = SigningKey(),
+                let publicKey = PublicKey(pem: key.publicKeyPEM),
+                let token = key.es256JWT(
+                    header: JSONObject([("alg", "ES256"), ("kid", .string(keyID))]).compactText,
+                    claims: JSONObject([("iss", .string(team)), ("iat", .integer(now / 1000))]).compactText)
+            else { return .error(400, "team and key_id must not be empty") }
+            apnsKeys.register(APNsProviderTokens.Key(keyID: keyID, team: team, publicKey: publicKey))
+            var answer = InspectorAnswer.json(
+                201,
+                JSONObject([
+                    ("authorization", .string("bearer " + token)), ("team", .string(team)), ("key_id", .string(keyID)),
+                    ("expires_at", .string(RequestLog.timestamp((now / 1000 + 3600) * 1000))),
+                ]))
+            answer.lines = [
+                report(
+                    "credentials", status: 201,
+                    effect:
+                        "registered APNs key \(keyID) of team \(team) and signed a provider token with it; from now on every provider token's signature is checked",
+                    body: body)
+            ]
+            return answer
+        case "fcm":
+            guard let project = request["project"]?.stringValue, !project.isEmpty else {
+                return .error(400, #"an FCM credential needs "project": the Firebase project it sends to"#)
+            }
+            var random = SystemRandomNumberGenerator()
+            let token =
+                "ya29.cx-" + JWT.base64URLEncode((0..<24).map { _ in UInt8.random(in: 0...255, using: &random) })
+            accessTokens.issue(token, AccessTokens.Grant(expires: now + 3_599_000, project: project), now: now)
+            var answer = InspectorAnswer.json(
+                201,
+                JSONObject([
+                    ("authorization", .string("Bearer " + token)), ("project", .string(project)), ("expires_in", 3599),
+                ]))
+            answer.lines = [
+                report(
+                    "credentials", status: 201, effect: "issued an FCM access token for project \(project), for 3599 s",
+                    body: body)
+            ]
+            return answer
+        default:
+            return .error(400, #""service" must be "apns" or "fcm""#)
+        }
+    }
+
+    // MARK: Metrics and the page
+
+    private func metrics() -> InspectorAnswer {
+        var text = ""
+        text += "# HELP cx_requests_total Requests answered, by the door they came by and their status.\n"
+        text += "# TYPE cx_requests_total counter\n"
+        for (source, byStatus) in log.counts.sorted(by: { $0.key < $1.key }) {
+            for (status, count) in byStatus.sorted(by: { $0.key < $1.key }) {
+                text += "cx_requests_total{source=\"\(source)\",status=\"\(status)\"} \(count)\n"
+            }
+        }
+        text += "# HELP cx_devices Devices in the world.\n# TYPE cx_devices gauge\ncx_devices \(devices.count)\n"
+        text +=
+            "# HELP cx_log_entries Log entries retained.\n# TYPE cx_log_entries gauge\ncx_log_entries \(log.retained)\n"
+        text += "# HELP cx_log_dropped_total Log entries dropped by retention.\n# TYPE cx_log_dropped_total counter\n"
+        text += "cx_log_dropped_total \(log.dropped)\n"
+        return InspectorAnswer(
+            response: HTTPResponse(
+                status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
+                body: Array(text.utf8)))
+    }
+
+    /// The page is not built yet (issue 19's remaining work): until it is, `/` says so
+    /// and points at the API, rather than answering 404 as if nothing were here.
+    private func page() -> InspectorAnswer {
+        InspectorAnswer(
+            response: HTTPResponse(
+                status: 501, headers: [("content-type", "text/plain; charset=utf-8")],
+                body: Array(
+                    "The inspector's page is not built yet; its JSON API is at /api/v1/ (Docs/Inspector.md).\n".utf8)))
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import OrderedJSON
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The inspector (inspector.md) on a real `cxshell serve --listen`, reached with curl as
+/// a test framework or a person would: the JSON API, the log, credentials, metrics, and
+/// every security refusal beside the success it guards, each checked to change nothing.
+@Suite(.serialized) struct InspectorTests {
+    typealias Shell = FrontDoorTests.Shell
+
+    /// An HTTP/1.1 request to the inspector: the status and the body parsed (or its text).
+    struct Answer {
+        let status: Int
+        let text: String
+        var json: JSON? { try? JSON.parse(text: text) }
+    }
+
+    func call(
+        _ shell: Shell, _ method: String, _ path: String, json body: String? = nil, headers: [String] = [],
+        host: String? = nil
+    ) throws -> Answer {
+        var arguments = ["-X", method, "-o", "-", "-w", "\n%{http_code}"]
+        if let body { arguments += ["-H", "content-type: application/json", "--data-binary", body] }
+        for header in headers { arguments += ["-H", header] }
+        if let host { arguments += ["-H", "host: \(host)"] }
+        arguments.append("http://127.0.0.1:\(shell.port)\(path)")
+        let output = try shell.curl(["--http1.1", "--no-include"] + arguments)
+        let split = try #require(output.lastIndex(of: "\n"))
+        return Answer(status: Int(output[output.index(after: split)...]) ?? 0, text: String(output[..<split]))
+    }
+
+    /// Makes `count` ready iOS devices through the API; their ids and tokens.
+    func devices(_ shell: Shell, _ count: Int, platform: String = "ios") throws -> [(id: String, token: String)] {
+        let made = try call(
+            shell, "POST", "/api/v1/devices", json: #"{"platform":"\#(platform)","count":\#(count),"ready":true}"#)
+        #expect(made.status == 201, "\(made.text)")
+        return try (made.json?["devices"]?.arrayValue ?? []).map { entry in
+            (try #require(entry["device"]?.stringValue), try #require(entry["token"]?.stringValue))
+        }
+    }
+
+    func push(_ shell: Shell, _ token: String, _ alert: String = "hi", authorization: String? = nil) throws -> String {
+        try shell.curl([
+            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H",
+            "authorization: \(authorization ?? FrontDoorTests.providerToken)", "-d", #"{"aps":{"alert":"\#(alert)"}}"#,
+            "http://127.0.0.1:\(shell.port)/3/device/\(token)",
+        ])
+    }
+
+    @Test func devicesAreMadeInBulkListedWithACursorShownAndDeleted() throws {
+        let shell = try Shell()
+        let made = try devices(shell, 5)
+        #expect(made.map(\.id) == ["d1", "d2", "d3", "d4", "d5"])
+        _ = try call(shell, "POST", "/api/v1/devices", json: #"{"platform":"android","fcm_project":"demo"}"#)
+        let page = try call(shell, "GET", "/api/v1/devices?limit=2")
+        #expect(page.json?["devices"]?.arrayValue?.map { $0["device"]?.stringValue } == ["d1", "d2"])
+        #expect(page.json?["next"] == "d2")
+        let rest = try call(shell, "GET", "/api/v1/devices?after=d2&limit=1000")
+        #expect(rest.json?["devices"]?.arrayValue?.count == 4 && rest.json?["next"] == .null)
+        let android = try call(shell, "GET", "/api/v1/devices?platform=android")
+        #expect(android.json?["devices"]?.arrayValue?.map { $0["device"]?.stringValue } == ["d6"])
+        let running = try call(shell, "GET", "/api/v1/devices?state=foreground")
+        #expect(running.json?["devices"]?.arrayValue?.count == 5)
+        // A push shows in the device's view: its tray and the core's deliveries.
+        #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 200"))
+        let shown = try call(shell, "GET", "/api/v1/devices/d1")
+        #expect(shown.json?["tray"]?.arrayValue?.count == 1)
+        #expect(shown.json?["deliveries"]?.arrayValue?.first?["output"]?.stringValue?.contains(#""body":"hi""#) == true)
+        #expect(shown.json?["token"]?.stringValue == made[0].token)
+        // Deleted: gone from the world, and its token retired as an uninstall retires it.
+        #expect(try call(shell, "DELETE", "/api/v1/devices/d1", json: "").status == 204)
+        #expect(try call(shell, "GET", "/api/v1/devices/d1").status == 404)
+        #expect(try call(shell, "DELETE", "/api/v1/devices/d1", json: "").status == 404)
+        #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 410"))
+        #expect(try call(shell, "GET", "/api/v1/world").json?["devices"] == 5)
+        // New ids never reuse a deleted one's.
+        let next = try call(shell, "POST", "/api/v1/devices", json: #"{"platform":"ios"}"#)
+        #expect(next.json?["devices"]?.arrayValue?.first?["device"] == "d7")
+        // Bad requests name the problem and make nothing.
+        for (body, words) in [
+            (#"{"platform":"ios","count":0}"#, "count must be"),
+            (#"{"platform":"ios","count":100001}"#, "count must be"),
+            (#"{"platform":"pager"}"#, "platform"), ("[1]", "JSON object"), ("{", "not JSON"),
+            (#"{"platform":"ios","ready":"yes"}"#, "ready must be"),
+        ] {
+            let refused = try call(shell, "POST", "/api/v1/devices", json: body)
+            #expect(
+                refused.status == 400 && refused.json?["error"]?.stringValue?.contains(words) == true,
+                "\(body): \(refused.text)")
+        }
+        #expect(try call(shell, "GET", "/api/v1/world").json?["devices"] == 6)
+        #expect(try call(shell, "GET", "/api/v1/devices?limit=0").status == 400)
+        #expect(try call(shell, "GET", "/api/v1/devices?after=d99").status == 400)
+        #expect(shell.stop() == 0)
+    }
+
+    /// The line protocol over HTTP answers exactly the lines standard output would carry.
+    @Test func requestsSpeakTheLineProtocol() throws {
+        let shell = try Shell()
+        let answer = try call(
+            shell, "POST", "/api/v1/requests",
+            json:
+                #"[{"op":"device","platform":"ios","id":1},{"op":"launch"},{"op":"call","plugin":"push","method":"register","input":"","id":2},{"op":"bogus"}]"#
+        )
+        let lines = try #require(answer.json?["lines"]?.arrayValue)
+        #expect(lines.count == 4)
+        #expect(lines[0]["reply"] == 1 && lines[0]["device"] == "d1")
+        #expect(lines[2]["reply"] == 2 && lines[2]["ok"] == true)
+        #expect(lines[3]["ok"] == false && lines[3]["error"]?.stringValue?.contains("unknown op 'bogus'") == true)
+        // Standard output has a report line for each, in order.
+        let reports = shell.linesWritten().filter { $0.hasPrefix(#"{"network":"api""#) }
+        #expect(reports.count == 4 && reports[3].contains(#""status":400"#), "\(reports)")
+        let single = try call(shell, "POST", "/api/v1/requests", json: #"{"op":"state"}"#)
+        #expect(single.json?["lines"]?.arrayValue?.first?["state"] == "foreground")
+        #expect(try call(shell, "POST", "/api/v1/requests", json: "[]").status == 400)
+        #expect(try call(shell, "POST", "/api/v1/requests", json: "3").status == 400)
+        #expect(shell.stop() == 0)
+    }
+
+    @Test func theLogHasEveryDoorFiltersAndNeverReusesASeq() throws {
+        let shell = try Shell()
+        let made = try devices(shell, 2)
+        _ = try shell.send(#"{"op":"state","device":"d2"}"#)
+        #expect(try push(shell, made[0].token, "one").hasPrefix("HTTP/2 200"))
+        #expect(try push(shell, "00", "bad").hasPrefix("HTTP/2 400"))
+        let all = try call(shell, "GET", "/api/v1/log")
+        let entries = try #require(all.json?["entries"]?.arrayValue)
+        #expect(entries.map { $0["source"]?.stringValue } == ["api", "line", "apns", "apns"], "\(all.text)")
+        #expect(entries.map { $0["seq"] } == [1, 2, 3, 4])
+        #expect(entries[2]["device"] == "d1" && entries[2]["status"] == 200)
+        #expect(entries[2]["deliveries"]?.arrayValue?.first?["output"]?.stringValue?.contains("one") == true)
+        #expect(entries[2]["request"]?["body"] == #"{"aps":{"alert":"one"}}"#)
+        #expect(entries[3]["reason"] == "BadDeviceToken")
+        // Filters.
+        func seqs(_ query: String) throws -> [Int64] {
+            try (call(shell, "GET", "/api/v1/log?" + query).json?["entries"]?.arrayValue ?? []).compactMap {
+                $0["seq"]?.numberValue.flatMap { Int64($0.text) }
+            }
+        }
+        #expect(try seqs("source=apns") == [3, 4])
+        #expect(try seqs("status=4xx") == [4])
+        #expect(try seqs("status=2xx&device=d1") == [1, 3])
+        #expect(try seqs("status=200&device=d1") == [3])
+        #expect(try seqs("device=d2") == [1, 2])
+        #expect(try seqs("q=baddevicetoken") == [4])
+        #expect(try seqs("after=2&limit=1") == [3])
+        #expect(try seqs("order=desc&limit=2") == [4, 3])
+        #expect(try call(shell, "GET", "/api/v1/log?after=2&limit=1").json?["next"] == 3)
+        #expect(try call(shell, "GET", "/api/v1/log?status=abc").status == 400)
+        #expect(try call(shell, "GET", "/api/v1/log?limit=1001").status == 400)
+        // Reads are not logged; one entry whole.
+        #expect(try seqs("") == [1, 2, 3, 4])
+        #expect(try call(shell, "GET", "/api/v1/log/3").json?["seq"] == 3)
+        #expect(try call(shell, "GET", "/api/v1/log/99").status == 404)
+        // Cleared: the world is unchanged, and seq goes on.
+        #expect(try call(shell, "DELETE", "/api/v1/log", json: "").status == 204)
+        #expect(try seqs("") == [])
+        #expect(try push(shell, made[1].token).hasPrefix("HTTP/2 200"))
+        #expect(try seqs("") == [5])
+        #expect(try call(shell, "GET", "/api/v1/world").json?["devices"] == 2)
+        #expect(shell.stop() == 0)
+    }
+
+    /// The seed's hand test: a provider token and an access token minted by the world.
+    @Test func credentialsAreMintedRegisteredAndBound() throws {
+        let shell = try Shell()
+        let made = try devices(shell, 1)
+        let apns = try call(shell, "POST", "/api/v1/credentials", json: #"{"service":"apns","team":"TEAM000001"}"#)
+        #expect(apns.status == 201)
+        let authorization = try #require(apns.json?["authorization"]?.stringValue)
+        #expect(authorization.hasPrefix("bearer ey") && apns.json?["team"] == "TEAM000001")
+        _ = shell.linesWritten()
+        #expect(try push(shell, made[0].token, authorization: authorization).hasPrefix("HTTP/2 200"))
+        // From now on signatures are checked: the unsigned token of the other tests fails.
+        let report = try #require(shell.linesWritten().last)
+        #expect(report.contains(#""status":200"#) && !report.contains("not checked"), "\(report)")
+        #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 403"))
+        // FCM: a token bound to its project.
+        let android = try call(
+            shell, "POST", "/api/v1/devices", json: #"{"platform":"android","fcm_project":"demo","ready":true}"#)
+        let token = try #require(android.json?["devices"]?.arrayValue?.first?["token"]?.stringValue)
+        let fcm = try call(shell, "POST", "/api/v1/credentials", json: #"{"service":"fcm","project":"demo"}"#)
+        #expect(fcm.status == 201 && fcm.json?["expires_in"] == 3599)
+        let bearer = try #require(fcm.json?["authorization"]?.stringValue)
+        func send(_ project: String) throws -> String {
+            try shell.curl([
+                "--http2-prior-knowledge", "-H", "authorization: \(bearer)", "-d",
+                #"{"message":{"token":"\#(token)","data":{"a":"b"}}}"#,
+                "http://127.0.0.1:\(shell.port)/v1/projects/\(project)/messages:send",
+            ])
+        }
+        #expect(try send("demo").hasPrefix("HTTP/2 200"))
+        #expect(try send("other").hasPrefix("HTTP/2 403"))
+        for body in [#"{"service":"fcm"}"#, #"{"service":"sms"}"#, #"{"service":"apns","team":""}"#] {
+            #expect(try call(shell, "POST", "/api/v1/credentials", json: body).status == 400, "\(body)")
+        }
+        #expect(shell.stop() == 0)
+    }
+
+    /// Each refusal changes nothing: the device count and the log stay as they were.
+    @Test func theInspectorRefusesOtherNamesOtherOriginsAndPlainWrites() throws {
+        let shell = try Shell()
+        _ = try devices(shell, 1)
+        let body = #"{"platform":"ios"}"#
+        let rebinding = try call(shell, "POST", "/api/v1/devices", json: body, host: "attacker.example")
+        #expect(rebinding.status == 421, "\(rebinding.text)")
+        #expect(try call(shell, "GET", "/api/v1/world", host: "attacker.example").status == 421)
+        let plain = try shell.curl([
+            "--http1.1", "-o", "/dev/null", "-w", "%{http_code}", "-H", "content-type: text/plain", "-d", body,
+            "http://127.0.0.1:\(shell.port)/api/v1/devices",
+        ])
+        #expect(plain == "403")
+        let crossSite = try call(shell, "POST", "/api/v1/devices", json: body, headers: ["origin: http://evil.example"])
+        #expect(crossSite.status == 403 && crossSite.json?["error"]?.stringValue?.contains("origin") == true)
+        let sameSite = try call(
+            shell, "POST", "/api/v1/devices", json: body, headers: ["origin: http://127.0.0.1:\(shell.port)"])
+        #expect(sameSite.status == 201)
+        #expect(try call(shell, "GET", "/api/v1/world").json?["devices"] == 2)
+        #expect(try call(shell, "GET", "/api/v1/log").json?["entries"]?.arrayValue?.count == 2)
+        // A named host given with --api-host is the shell's own; a service host never is.
+        #expect(try call(shell, "GET", "/api/v1/nothing").status == 404)
+        #expect(try call(shell, "PUT", "/api/v1/world", json: "{}").status == 405)
+        let service = try call(shell, "GET", "/api/v1/world", host: "api.push.apple.com")
+        #expect(service.status == 505 && service.text.contains("APNs takes HTTP/2 only"), "\(service.text)")
+        #expect(shell.stop() == 0)
+    }
+
+    @Test func aTokenGuardsEverythingButHealth() throws {
+        let shell = try Shell(arguments: ["--api-token", "s3cret", "--api-host", "cx.test"])
+        #expect(try call(shell, "GET", "/livez").status == 200)
+        #expect(try call(shell, "GET", "/readyz").text == "ok\n")
+        let refused = try call(shell, "POST", "/api/v1/devices", json: #"{"platform":"ios"}"#)
+        #expect(refused.status == 401)
+        #expect(try call(shell, "GET", "/metrics").status == 401)
+        #expect(try call(shell, "GET", "/api/v1/world", headers: ["authorization: Bearer wrong"]).status == 401)
+        let allowed = try call(
+            shell, "GET", "/api/v1/world", headers: ["authorization: Bearer s3cret"], host: "cx.test:80")
+        #expect(allowed.status == 200 && allowed.json?["devices"] == 0, "\(allowed.text)")
+        #expect(shell.stop() == 0)
+    }
+
+    /// A --listen address off loopback without a token is refused at start, by name.
+    @Test func anOpenInspectorOffLoopbackIsRefusedAtStart() throws {
+        let process = Process()
+        process.executableURL = ServeProcessTests.executable
+        process.arguments = ["serve", "--listen", "0.0.0.0:0", "--ca-dir", NSTemporaryDirectory() + "cx-\(UUID())"]
+        let errors = Pipe()
+        process.standardInput = Pipe()
+        process.standardOutput = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 2)
+        #expect(said.contains("not a loopback address") && said.contains("--api-token"), "\(said)")
+    }
+
+    @Test func metricsCountRequestsAndDevices() throws {
+        let shell = try Shell()
+        let made = try devices(shell, 2)
+        #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 200"))
+        #expect(try push(shell, "00").hasPrefix("HTTP/2 400"))
+        let metrics = try call(shell, "GET", "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.text.contains(#"cx_requests_total{source="apns",status="200"} 1"#), "\(metrics.text)")
+        #expect(metrics.text.contains(#"cx_requests_total{source="apns",status="400"} 1"#))
+        #expect(metrics.text.contains("\ncx_devices 2\n") && metrics.text.contains("# TYPE cx_requests_total counter"))
+        #expect(shell.stop() == 0)
+    }
+
+    /// Retention: the last --log-max entries, a count of the dropped, and a body over
+    /// 4 KiB cut in the list but whole at /log/{seq}.
+    @Test func theLogKeepsItsMaximumAndCutsLongBodies() throws {
+        let shell = try Shell(arguments: ["--log-max", "5"])
+        let made = try devices(shell, 1)
+        for index in 0..<12 { #expect(try push(shell, made[0].token, "n\(index)").hasPrefix("HTTP/2 200")) }
+        let world = try call(shell, "GET", "/api/v1/world").json
+        #expect(world?["log"]?["retained"] == 5 && world?["log"]?["dropped"] == 8 && world?["log"]?["max"] == 5)
+        let seqs = (try call(shell, "GET", "/api/v1/log").json?["entries"]?.arrayValue ?? []).map { $0["seq"] }
+        #expect(seqs == [9, 10, 11, 12, 13])
+        // 6,000 bytes of UTF-8: too large for APNs (413), logged all the same.
+        let long = String(repeating: "é", count: 3000)
+        #expect(try push(shell, made[0].token, long).hasPrefix("HTTP/2 413"))
+        let listed = try #require(try call(shell, "GET", "/api/v1/log?after=13").json?["entries"]?.arrayValue?.first)
+        #expect(listed["truncated"] == true)
+        #expect((listed["request"]?["body"]?.stringValue?.utf8.count ?? 0) <= 4096)
+        let whole = try call(shell, "GET", "/api/v1/log/14").json
+        #expect(whole?["request"]?["body"]?.stringValue == #"{"aps":{"alert":"\#(long)"}}"#)
+        #expect(shell.stop() == 0)
+    }
+
+    /// --keep-running: the end of input does not end the shell; a signal does, cleanly.
+    @Test func keepRunningServesAfterTheEndOfInput() throws {
+        let shell = try Shell(arguments: ["--keep-running"])
+        try shell.input.fileHandleForWriting.close()
+        _ = try devices(shell, 1)
+        #expect(try call(shell, "GET", "/api/v1/world").json?["devices"] == 1)
+        kill(shell.process.processIdentifier, SIGTERM)
+        shell.process.waitUntilExit()
+        #expect(shell.process.terminationReason == .exit && shell.process.terminationStatus == 0)
+    }
+}
