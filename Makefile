@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build demo test lib c-test fuzz-findings bench bench-scaling fuzz sanitize soak install
+.PHONY: deps browser-deps build demo test lib c-test browser-test fuzz-findings bench bench-scaling fuzz sanitize soak install
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
@@ -30,6 +30,26 @@ deps:
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
 
+# The inspector's page is tested in a real browser: Debian's chromium, driven by
+# Playwright for Python in a virtual environment of the build's (its own browser
+# download is not used).
+BROWSER_VENV := .build/browser-venv
+browser-deps: deps
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	python3 -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
+	fi
+	@[ -x $(BROWSER_VENV)/bin/python ] && $(BROWSER_VENV)/bin/python -c 'import playwright' 2>/dev/null || { \
+		python3 -m venv $(BROWSER_VENV) && $(BROWSER_VENV)/bin/pip install --quiet playwright; }
+
+# The page, clicked through in chromium against a real shell (Tests/Browser).
+browser-test: browser-deps
+	$(SWIFT) build --product cxshell -Xswiftc -warnings-as-errors
+	$(BROWSER_VENV)/bin/python Tests/Browser/inspector_test.py
+
 # Warnings are errors: the project builds with zero warnings in Swift 6 mode.
 build: deps
 	$(SWIFT) build -Xswiftc -warnings-as-errors
@@ -41,7 +61,7 @@ demo: build
 		Tests/Scenarios/APW-appwrite-push-over-mqtt.cxs Tests/Scenarios/XM-2-webhook-hints-reach-the-running-app.cxs \
 		Tests/Scenarios/PN-pubnub-gateway-fans-out-to-apns-and-fcm.cxs
 
-test: deps
+test: deps browser-deps
 	Tests/run-all
 
 # The C ABI as an outside program sees it: the host (cx.h, libcx.so), which an app
@@ -104,7 +124,7 @@ fuzz: deps
 # load (the shell it starts is built with the same sanitizer) under ThreadSanitizer,
 # and every Swift test under AddressSanitizer.
 sanitize: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests"
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|InspectorTests"
 	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan
 
 # The model-based random tests at length: SOAK_SEQUENCES seeded single-device

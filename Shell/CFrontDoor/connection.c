@@ -16,7 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_CONNECT_BYTES = 8192 };
+enum {
+    MAX_CONNECT_BYTES = 8192,
+    /* What an HTTP/1.1 client may send behind a request whose answer is given later. */
+    MAX_WAITING_INPUT = 64 * 1024,
+};
 
 static const char PREFACE[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 enum { PREFACE_LEN = sizeof PREFACE - 1 };
@@ -30,6 +34,7 @@ bool connection_wants_read(const connection *c) {
     if (c->closing) return false;
     if (c->app != APP_HTTP2 && c->out.len >= OUTPUT_PAUSE_BYTES) return false;
     if (c->h1_request && c->h1_request->held && !request_holding_room(c)) return false;
+    if (c->h1_waiting && c->h1_input.len >= MAX_WAITING_INPUT) return false;
     return true;
 }
 
@@ -145,6 +150,7 @@ void connection_receive(connection *c, const unsigned char *data, size_t len) {
 }
 
 void connection_close(connection *c) {
+    later_forget_connection(c);
     if (c->h2) nghttp2_session_del(c->h2);
     while (c->streams) {
         stream *next = c->streams->next;
@@ -152,6 +158,8 @@ void connection_close(connection *c) {
         c->streams = next;
     }
     if (c->h1_request) stream_free(c, c->h1_request);
+    if (c->h1_waiting) stream_free(c, c->h1_waiting);
+    buffer_free(&c->h1_input);
     buffer_free(&c->app_in);
     if (c->ssl) SSL_free(c->ssl); /* frees both BIOs */
     buffer_free(&c->in);

@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,9 @@ static void write_pending(connection *c, time_t now) {
 static bool tend(cx_front_door *door, connection *c, time_t now) {
     connection_resume(c);
     write_pending(c, now);
-    if (c->out.len > OUTPUT_CLOSE_BYTES || now - c->last_activity > IDLE_SECONDS) c->closing = c->discard = true;
+    /* A connection that waits for an answer given later is not idle: the door is. */
+    bool idle = now - c->last_activity > IDLE_SECONDS && !c->laters;
+    if (c->out.len > OUTPUT_CLOSE_BYTES || idle) c->closing = c->discard = true;
     if (c->closing && (c->discard || !c->out.len)) {
         connection_close(c); /* epoll forgets its descriptor */
         return false;
@@ -101,16 +104,22 @@ static void *run(void *argument) {
     unsigned char chunk[CHUNK];
     bool listening = true;
     time_t starved_at = -1; /* when descriptors last ran out; -1: they have not */
+    int timeout = 1000;
     while (!__atomic_load_n(&door->stopping, __ATOMIC_ACQUIRE)) {
-        /* Wake at least once a second, to drop connections that stalled. */
-        int ready = epoll_wait(door->epoll_fd, events, 256, 1000);
+        /* Wake at least once a second, to drop connections that stalled, and at the
+           next deadline of an answer given later. */
+        int ready = epoll_wait(door->epoll_fd, events, 256, timeout);
         if (ready < 0 && errno != EINTR) break;
         time_t now = now_seconds();
         if (__atomic_load_n(&door->stopping, __ATOMIC_ACQUIRE)) break;
         bool incoming = false;
         for (int i = 0; i < ready; i++) {
             uint64_t tag = events[i].data.u64;
-            if (tag == WAKE_TAG) continue;
+            if (tag == WAKE_TAG) { /* another thread sent something for an answer given later */
+                unsigned char drained[256];
+                while (read(door->wake[0], drained, sizeof drained) > 0) {}
+                continue;
+            }
             if (tag == LISTEN_TAG) {
                 incoming = true;
                 continue;
@@ -131,6 +140,8 @@ static void *run(void *argument) {
                 }
             }
         }
+        int64_t next_deadline = later_turn(door);
+        timeout = next_deadline >= 0 && next_deadline < 1000 ? (int)next_deadline + 1 : 1000;
         if (door->before_answers) door->before_answers(door->context);
         size_t before = door->count;
         for (size_t i = 0; i < door->count;) {
@@ -145,6 +156,7 @@ static void *run(void *argument) {
             listening = listen_now;
             watch(door, EPOLL_CTL_MOD, door->listen_fd, listening ? EPOLLIN : 0, LISTEN_TAG);
         }
+        __atomic_store_n(&door->open_connections, door->count, __ATOMIC_RELAXED);
     }
     for (size_t i = 0; i < door->count; i++) connection_close(door->connections[i]);
     door->count = 0;
@@ -169,14 +181,20 @@ static void door_free(cx_front_door *door) {
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
         if (fds[i] >= 0) close(fds[i]);
     SSL_CTX_free(door->ctx);
+    later_free_all(door);
+    pthread_mutex_destroy(&door->ops_lock);
     free(door);
+}
+
+size_t cx_front_door_connections(cx_front_door *door) {
+    return __atomic_load_n(&door->open_connections, __ATOMIC_RELAXED);
 }
 
 /* A door with its TLS context and no descriptors yet; NULL and a sentence in `error`
    when the certificate will not load. */
 static cx_front_door *door_new(const char *certificate_file, const char *key_file, cx_http_handler handler,
-                               cx_tunnel_filter tunnel_filter, cx_before_answers before_answers, void *context,
-                               char *error, size_t error_size) {
+                               cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
+                               cx_later_gone later_gone, void *context, char *error, size_t error_size) {
     cx_front_door *door = calloc(1, sizeof *door);
     if (!door) {
         snprintf(error, error_size, "out of memory");
@@ -185,7 +203,9 @@ static cx_front_door *door_new(const char *certificate_file, const char *key_fil
     door->handler = handler;
     door->tunnel_filter = tunnel_filter;
     door->before_answers = before_answers;
+    door->later_gone = later_gone;
     door->context = context;
+    pthread_mutex_init(&door->ops_lock, NULL);
     door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;
     door->ctx = tls_context(certificate_file, key_file, error, error_size);
     if (!door->ctx) {
@@ -197,7 +217,8 @@ static cx_front_door *door_new(const char *certificate_file, const char *key_fil
 
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
                         cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
-                        void *context, cx_front_door **out, int *bound_port, char *error, size_t error_size) {
+                        cx_later_gone later_gone, void *context, cx_front_door **out, int *bound_port, char *error,
+                        size_t error_size) {
     struct sockaddr_storage storage = {0};
     socklen_t length;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
@@ -215,14 +236,15 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         return -1;
     }
     cx_front_door *door =
-        door_new(certificate_file, key_file, handler, tunnel_filter, before_answers, context, error, error_size);
+        door_new(certificate_file, key_file, handler, tunnel_filter, before_answers, later_gone, context, error,
+                 error_size);
     if (!door) return -1;
     raise_descriptor_limit();
     door->listen_fd = socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int yes = 1;
     if (door->listen_fd < 0 || setsockopt(door->listen_fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes) != 0 ||
         bind(door->listen_fd, (struct sockaddr *)&storage, length) != 0 || listen(door->listen_fd, 128) != 0 ||
-        pipe(door->wake) != 0) {
+        pipe2(door->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
         snprintf(error, error_size, "cannot listen on %s:%d: %s", address, port, strerror(errno));
         door_free(door);
         return -1;
@@ -249,7 +271,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
 cx_front_door *cx_front_door_detached(const char *certificate_file, const char *key_file, cx_http_handler handler,
                                       cx_tunnel_filter tunnel_filter, void *context) {
     char error[256];
-    return door_new(certificate_file, key_file, handler, tunnel_filter, NULL, context, error, sizeof error);
+    return door_new(certificate_file, key_file, handler, tunnel_filter, NULL, NULL, context, error, sizeof error);
 }
 
 size_t cx_front_door_feed(cx_front_door *door, const unsigned char *data, size_t len, size_t chunk) {

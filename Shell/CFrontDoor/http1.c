@@ -155,12 +155,18 @@ static int on_message_complete(http_parser *parser) {
         }
     }
     request_answer(c, s, 0);
-    answer(c, s->answer.status, s->answer.headers, s->answer.header_count, &s->answer.body,
-           !http_should_keep_alive(parser));
-    stream_free(c, s);
+    s->close_after = !http_should_keep_alive(parser);
     c->h1_request = NULL;
     c->h1_field_last = false;
     c->h1_target_bytes = 0;
+    if (s->answer.later) later_park(c, s);
+    if (s->answer.later) { /* answered later: the next request waits for it, as HTTP/1.1 orders them */
+        c->h1_waiting = s;
+        http_parser_pause(parser, 1);
+        return 0;
+    }
+    answer(c, s->answer.status, s->answer.headers, s->answer.header_count, &s->answer.body, s->close_after);
+    stream_free(c, s);
     return 0;
 }
 
@@ -177,9 +183,61 @@ void http1_start(connection *c) {
     c->h1.data = c;
 }
 
+void http1_answer_waiting(connection *c) {
+    stream *s = c->h1_waiting;
+    if (!s) return;
+    if (s->streaming) {
+        connection_send(c, "0\r\n\r\n", 5);
+        if (s->close_after) c->closing = true;
+    } else {
+        answer(c, s->answer.status, s->answer.headers, s->answer.header_count, &s->answer.body, s->close_after);
+    }
+    stream_free(c, s);
+    c->h1_waiting = NULL;
+    http_parser_pause(&c->h1, 0);
+    buffer rest = c->h1_input;
+    c->h1_input = (buffer){0};
+    if (rest.len && !c->closing) http1_receive(c, rest.data, rest.len);
+    buffer_free(&rest);
+}
+
+void http1_stream_begin(connection *c, stream *s) {
+    buffer text = {0};
+    char line[256];
+    int n = snprintf(line, sizeof line, "HTTP/1.1 %03d %s\r\n", s->answer.status, http1_reason_phrase(s->answer.status));
+    buffer_append(&text, line, (size_t)n);
+    for (size_t i = 0; i < s->answer.header_count; i++) {
+        buffer_append(&text, s->answer.headers[i].name, s->answer.headers[i].name_len);
+        buffer_append(&text, ": ", 2);
+        buffer_append(&text, s->answer.headers[i].value, s->answer.headers[i].value_len);
+        buffer_append(&text, "\r\n", 2);
+    }
+    static const char chunked[] = "transfer-encoding: chunked\r\n\r\n";
+    buffer_append(&text, chunked, sizeof chunked - 1);
+    connection_send(c, text.data, text.len);
+    buffer_free(&text);
+}
+
+void http1_stream_write(connection *c, const unsigned char *bytes, size_t len) {
+    if (!len) return;
+    char size[32];
+    int n = snprintf(size, sizeof size, "%zx\r\n", len);
+    connection_send(c, size, (size_t)n);
+    connection_send(c, bytes, len);
+    connection_send(c, "\r\n", 2);
+}
+
 void http1_receive(connection *c, const unsigned char *data, size_t len) {
+    if (c->h1_waiting) { /* pipelined behind an answer given later */
+        buffer_append(&c->h1_input, data, len);
+        return;
+    }
     size_t parsed = http_parser_execute(&c->h1, &settings, (const char *)data, len);
     if (c->closing) return;
+    if (HTTP_PARSER_ERRNO(&c->h1) == HPE_PAUSED) {
+        buffer_append(&c->h1_input, data + parsed, len - parsed);
+        return;
+    }
     if (c->h1.upgrade) {
         /* The request was answered as HTTP/1.1; its Upgrade (h2c's too) is ignored, as a
            server may: HTTP/2 in clear text needs prior knowledge. */

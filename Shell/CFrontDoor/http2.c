@@ -23,10 +23,17 @@ static ssize_t read_answer_body(nghttp2_session *session, int32_t stream_id, uin
     (void)session, (void)stream_id, (void)user_data;
     stream *s = source->ptr;
     size_t left = s->answer.body.len - s->sent;
+    if (left == 0 && s->streaming && !s->ended) return NGHTTP2_ERR_DEFERRED; /* more is written later */
     size_t n = left < length ? left : length;
     memcpy(out, s->answer.body.data + s->sent, n);
     s->sent += n;
-    if (s->sent == s->answer.body.len) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    if (s->sent == s->answer.body.len) {
+        if (s->streaming) { /* what was sent is gone: the next pieces start the buffer again */
+            s->answer.body.len = 0;
+            s->sent = 0;
+        }
+        if (!s->streaming || s->ended) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    }
     return (ssize_t)n;
 }
 
@@ -49,8 +56,21 @@ void http2_submit_answer(connection *c, stream *s) {
     nghttp2_data_provider provider = {.source.ptr = s, .read_callback = read_answer_body};
     /* Answered before its request ended (413, 431), nghttp2 resets the stream with
        NO_ERROR once the answer is sent, as RFC 9113 8.1 lets a server. */
-    nghttp2_submit_response(c->h2, s->id, nva, count, s->answer.body.len ? &provider : NULL);
+    nghttp2_submit_response(c->h2, s->id, nva, count, s->answer.body.len || s->streaming ? &provider : NULL);
     free(nva);
+}
+
+void http2_stream_more(connection *c, stream *s) { nghttp2_session_resume_data(c->h2, s->id); }
+
+void http2_reset(connection *c, stream *s) {
+    nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
+}
+
+/* Answers a complete request: now, or later when its handler chose to. */
+static void answer(connection *c, stream *s, int refusal) {
+    request_answer(c, s, refusal);
+    if (s->answer.later) later_park(c, s);
+    if (!s->answer.later) http2_submit_answer(c, s);
 }
 
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data) {
@@ -113,8 +133,7 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
         nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_REFUSED_STREAM);
         s->answered = true;
     } else if (s->refusal || (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
-        request_answer(c, s, s->refusal);
-        http2_submit_answer(c, s);
+        answer(c, s, s->refusal);
     }
     return 0;
 }
@@ -124,6 +143,7 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
     connection *c = user_data;
     stream *s = nghttp2_session_get_stream_user_data(session, stream_id);
     if (s) {
+        if (s->answer.later) later_forget_stream(c, s);
         nghttp2_session_set_stream_user_data(session, stream_id, NULL);
         if (s->prev) s->prev->next = s->next;
         else c->streams = s->next;

@@ -129,6 +129,7 @@ void request_answer(connection *c, stream *s, int refusal) {
         answer_set_empty(&s->answer, refusal);
     } else {
         cx_http_request request = {
+            .door = c->door,
             .server_name = c->server_name[0] ? c->server_name : NULL,
             .tls = c->tls,
             .http2 = c->app == APP_HTTP2,

@@ -9,6 +9,7 @@
      http1.c       HTTP/1.1 by http-parser, RFC 9112's framing rules
      http2.c       HTTP/2 by nghttp2, flow control and outbound bounds
      request.c     requests being read (their held bytes), the handler, answers
+     later.c       answers given later (long polls, streams), from any thread
      buffer.c      a growable byte buffer
 
    Everything runs on the door's one thread. */
@@ -61,6 +62,8 @@ struct cx_http_answer {
     cx_http_header *headers;
     size_t header_count;
     buffer body;
+    cx_http_later later; /* nonzero: given later (later.c) */
+    int64_t wait_ms;
 };
 
 /* One request being read (an HTTP/2 stream, or the HTTP/1.1 request in progress),
@@ -76,6 +79,8 @@ typedef struct stream {
     int refusal;        /* a status to answer instead of the handler, or REFUSE_STREAM, once its headers end */
     cx_http_answer answer;
     size_t sent;
+    bool streaming, ended; /* an answer given later as a stream, and whether it has ended */
+    bool close_after;      /* HTTP/1.1: the connection closes after this answer */
     struct stream *prev, *next; /* the connection's open HTTP/2 streams */
 } stream;
 
@@ -122,6 +127,9 @@ struct connection {
     size_t owed; /* HTTP/2 DATA bytes received but not yet given back as connection window */
     http_parser h1;
     stream *h1_request; /* the HTTP/1.1 request being read */
+    stream *h1_waiting; /* the HTTP/1.1 request whose answer is given later: the parser waits */
+    buffer h1_input;    /* what arrived after it, parsed once it is answered */
+    size_t laters;      /* answers given later on this connection (it is not idle while it has one) */
     bool h1_field_last; /* the last header callback was a name (a value follows) */
     size_t h1_target_bytes;
     buffer in, app_in, out;
@@ -155,12 +163,42 @@ void tls_send(connection *c, const void *data, size_t len);
 
 void http1_start(connection *c);
 void http1_receive(connection *c, const unsigned char *data, size_t len);
+/* The answer of the request the parser waits for is complete (sent whole, or a stream
+   that ended): the parser goes on with what arrived meanwhile. */
+void http1_answer_waiting(connection *c);
+void http1_stream_begin(connection *c, stream *s);
+void http1_stream_write(connection *c, const unsigned char *bytes, size_t len);
 const char *http1_reason_phrase(int status);
 
 void http2_receive(connection *c, const unsigned char *data, size_t len);
 void http2_flush(connection *c);
 void http2_submit_answer(connection *c, stream *s);
+/* A streamed answer has more to send (or has ended): nghttp2 asks for it again. */
+void http2_stream_more(connection *c, stream *s);
+void http2_reset(connection *c, stream *s);
 void http2_settle_window(connection *c);
+
+/* ---- later.c ---- */
+
+typedef struct later {
+    cx_http_later id;
+    connection *c;
+    stream *s;
+    int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
+} later;
+
+typedef struct later_op later_op;
+
+/* A complete request whose handler chose to answer later: the door keeps it. */
+void later_park(connection *c, stream *s);
+/* The connection, or one stream, is gone: its answers given later are dropped. */
+void later_forget_connection(connection *c);
+void later_forget_stream(connection *c, stream *s);
+/* On the door's thread, each turn: what other threads sent, and the deadlines that
+   passed. Returns the milliseconds until the next deadline (-1: none). */
+int64_t later_turn(cx_front_door *door);
+void later_free_all(cx_front_door *door);
+int64_t monotonic_ms(void);
 
 /* ---- door.c ---- */
 
@@ -178,6 +216,14 @@ struct cx_front_door {
     connection *connections[MAX_CONNECTIONS];
     size_t count;
     size_t held; /* bytes of requests not yet handed to the handler, all connections */
+    /* Answers given later: those held (door thread only), and what other threads sent
+       for them, queued under `ops_lock` until the door's thread takes it. */
+    cx_later_gone later_gone;
+    later *laters;
+    size_t later_count, later_cap;
+    pthread_mutex_t ops_lock;
+    later_op *ops_head, *ops_tail;
+    size_t open_connections; /* `count`, published for other threads */
 };
 
 #endif

@@ -20,6 +20,8 @@ public final class FrontDoor: @unchecked Sendable {
         let handler: @Sendable (HTTPRequest) -> HTTPResponse
         let tunnelHosts: @Sendable (String) -> Bool
         let beforeAnswers: @Sendable () -> Void
+        /// Answers given later that the door still holds, by id (door thread only).
+        var laters: [cx_http_later: HTTPLater] = [:]
         init(
             _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
             tunnelHosts: @escaping @Sendable (String) -> Bool, beforeAnswers: @escaping @Sendable () -> Void
@@ -49,7 +51,7 @@ public final class FrontDoor: @unchecked Sendable {
         var error = [CChar](repeating: 0, count: 256)
         let status = cx_front_door_start(
             address, Int32(port), ca.serverCertificate, ca.serverKey, frontDoorHandler, frontDoorTunnelFilter,
-            frontDoorBeforeAnswers, box.toOpaque(), &door, &bound, &error, error.count)
+            frontDoorBeforeAnswers, frontDoorLaterGone, box.toOpaque(), &door, &bound, &error, error.count)
         guard status == 0 else {
             box.release()
             let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -58,6 +60,9 @@ public final class FrontDoor: @unchecked Sendable {
         self.door = door
         self.port = Int(bound)
     }
+
+    /// How many connections are open (a moment's figure).
+    public var connections: Int { door.map { Int(cx_front_door_connections($0)) } ?? 0 }
 
     /// Closes every connection and the port.
     public func stop() {
@@ -74,6 +79,45 @@ public final class FrontDoor: @unchecked Sendable {
 private func frontDoorBeforeAnswers(_ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().beforeAnswers()
+}
+
+/// The C transport dropped an answer given later: its side takes nothing more.
+private func frontDoorLaterGone(_ context: UnsafeMutableRawPointer?, _ id: cx_http_later) {
+    guard let context else { return }
+    Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().laters.removeValue(forKey: id)?.markGone()
+}
+
+/// Sends one piece of an answer given later to the C transport (any thread).
+private func send(_ piece: HTTPLater.Piece, door: OpaquePointer, id: cx_http_later) {
+    func withHeaders<T>(_ headers: [(name: String, value: String)], _ body: (UnsafePointer<cx_http_header>?, Int) -> T)
+        -> T
+    {
+        let names = headers.map { strdup($0.name) }
+        let values = headers.map { strdup($0.value) }
+        defer {
+            for pointer in names + values { free(pointer) }
+        }
+        let cHeaders = zip(names, values).map { name, value in
+            cx_http_header(
+                name: name, name_len: name.map { strlen($0) } ?? 0, value: value,
+                value_len: value.map { strlen($0) } ?? 0)
+        }
+        return cHeaders.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
+    }
+    switch piece {
+    case .complete(let response):
+        withHeaders(response.headers) { headers, count in
+            response.body.withUnsafeBufferPointer { body in
+                cx_front_door_complete(door, id, Int32(response.status), headers, count, body.baseAddress, body.count)
+            }
+        }
+    case .begin(let status, let headers):
+        withHeaders(headers) { headers, count in cx_front_door_stream_begin(door, id, Int32(status), headers, count) }
+    case .write(let bytes):
+        bytes.withUnsafeBufferPointer { cx_front_door_stream_write(door, id, $0.baseAddress, $0.count) }
+    case .end:
+        cx_front_door_stream_end(door, id)
+    }
 }
 
 /// The C transport's CONNECT filter.
@@ -113,5 +157,14 @@ private func frontDoorHandler(
     }
     response.body.withUnsafeBufferPointer { body in
         cx_http_answer_set(answer, Int32(response.status), cHeaders, cHeaders.count, body.baseAddress, body.count)
+    }
+    if let later = response.later, let door = request.door {
+        let id = cx_http_answer_later(answer, Int64(later.waitMilliseconds))
+        box.laters[id] = later
+        // The door gives the sink's ops to the thread that holds the request; the door
+        // outlives every sink, as stop() joins it before freeing (ops after are dropped
+        // with the gone answers).
+        let handle = UInt(bitPattern: door)
+        later.attach { piece in send(piece, door: OpaquePointer(bitPattern: handle)!, id: id) }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One HTTP request as the front door's transport hands it to a service: what was
 /// sent, nothing about the socket it came on. HTTP/2 pseudo-headers (`:method`,
 /// `:path`, `:authority`, `:scheme`) come first, as sent; names are lowercase.
@@ -47,11 +49,67 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// When set, the real answer comes later through it, and this one is what is sent if
+    /// its wait passes first.
+    public var later: HTTPLater?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+}
+
+/// An answer given later (a long poll, a stream of events), from any thread. What is
+/// sent before the transport has taken the request waits for it, in order; once the
+/// client is gone (or the wait passed), what is sent is dropped and `isGone` says so.
+public final class HTTPLater: @unchecked Sendable {
+    public enum Piece: Sendable {
+        /// The whole answer.
+        case complete(HTTPResponse)
+        /// A stream's status and headers; its pieces follow.
+        case begin(status: Int, headers: [(name: String, value: String)])
+        case write([UInt8])
+        case end
+    }
+
+    /// How long the request waits before the response it came with is sent; 0: no limit.
+    public let waitMilliseconds: Int
+    /// Guards what follows; `send` calls the sink under it, so pieces keep their order.
+    private let lock = NSLock()
+    private var sink: (@Sendable (Piece) -> Void)?
+    private var early: [Piece] = []
+    private var gone = false
+
+    public init(waitMilliseconds: Int) {
+        self.waitMilliseconds = waitMilliseconds
+    }
+
+    public var isGone: Bool { lock.withLock { gone } }
+
+    public func send(_ piece: Piece) {
+        lock.withLock {
+            guard !gone else { return }
+            if let sink { sink(piece) } else { early.append(piece) }
+        }
+    }
+
+    /// The transport took the request: pieces go to `sink` from now on.
+    public func attach(_ sink: @escaping @Sendable (Piece) -> Void) {
+        lock.withLock {
+            self.sink = sink
+            for piece in early { sink(piece) }
+            early.removeAll()
+        }
+    }
+
+    /// The transport will take nothing more (the wait passed, or the client went away).
+    public func markGone() {
+        lock.withLock {
+            gone = true
+            sink = nil
+            early.removeAll()
+        }
     }
 }
 

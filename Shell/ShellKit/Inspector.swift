@@ -55,6 +55,7 @@ extension Session {
     static func isInspectorPath(_ path: String) -> Bool {
         let bare = path.prefix { $0 != "?" }
         return bare == "/" || bare.hasPrefix("/api/v1/") || bare == "/metrics" || bare == "/livez" || bare == "/readyz"
+            || bare == "/favicon.ico"
     }
 
     /// An inspector request, checked as the spec's security section says, then served.
@@ -69,6 +70,8 @@ extension Session {
             return .error(
                 421, "the inspector answers only to the shell's own names (localhost, an IP address or --api-host)")
         }
+        // A browser asks for one; there is none, and nothing to log.
+        if path == "/favicon.ico" { return InspectorAnswer(response: HTTPResponse(status: 204)) }
         if path == "/livez" || path == "/readyz" {
             return InspectorAnswer(
                 response: HTTPResponse(status: 200, headers: [("content-type", "text/plain")], body: Array("ok\n".utf8))
@@ -94,11 +97,14 @@ extension Session {
                 }
             }
         }
-        return serve(method: method, path: path, query: query, body: request.body)
+        return serve(
+            method: method, path: path, query: query, body: request.body, lastEventID: request.header("last-event-id"))
     }
 
     /// Routes an inspector request that passed the checks.
-    private func serve(method: String, path: String, query: [String: String], body: [UInt8]) -> InspectorAnswer {
+    private func serve(
+        method: String, path: String, query: [String: String], body: [UInt8], lastEventID: String?
+    ) -> InspectorAnswer {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch (method, parts) {
         case ("GET", []): return page()
@@ -112,6 +118,7 @@ extension Session {
         case ("DELETE", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]):
             return deleteDevice(parts[3])
         case ("GET", ["api", "v1", "log"]): return readLog(query)
+        case ("GET", ["api", "v1", "stream"]): return streamLog(query, lastEventID: lastEventID)
         case ("GET", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "log"]): return logEntry(parts[3])
         case ("DELETE", ["api", "v1", "log"]):
             log.clear()
@@ -121,7 +128,7 @@ extension Session {
             let known =
                 [
                     [], ["metrics"], ["api", "v1", "requests"], ["api", "v1", "world"], ["api", "v1", "devices"],
-                    ["api", "v1", "log"], ["api", "v1", "credentials"],
+                    ["api", "v1", "log"], ["api", "v1", "stream"], ["api", "v1", "credentials"],
                 ].contains(parts)
                 || (parts.count == 4
                     && (parts.starts(with: ["api", "v1", "devices"]) || parts.starts(with: ["api", "v1", "log"])))
@@ -148,7 +155,7 @@ extension Session {
     private func report(
         _ op: String, status: Int, effect: String, devices: [String] = [], deliveries: [String] = [], body: [UInt8] = []
     ) -> String {
-        log.append(source: "api", status: status, at: clock()) {
+        appendLog(source: "api", status: status, at: clock()) {
             var record = RequestLog.Record(source: "api", status: status, request: JSONObject([("op", .string(op))]))
             if !body.isEmpty { record.body = String(decoding: body, as: UTF8.self) }
             record.devices = devices
@@ -208,6 +215,7 @@ extension Session {
             200,
             JSONObject([
                 ("version", .string(Self.version)), ("listening", hub.frontDoorAddress.map(JSON.string) ?? .null),
+                ("ca", caPath.map(JSON.string) ?? .null),
                 ("uptime_ms", .integer(Self.monotonicMilliseconds() - startedAt)),
                 ("devices", .integer(Int64(devices.count))),
                 (
@@ -219,6 +227,15 @@ extension Session {
                         ]))
                 ),
                 ("counts", .object(counts)),
+                (
+                    "watching",
+                    .object(
+                        JSONObject([
+                            ("polls", .integer(Int64(watchers.polls.count))),
+                            ("streams", .integer(Int64(watchers.streams.count))),
+                        ]))
+                ),
+                ("connections", .integer(Int64(connectionCount()))),
             ]))
     }
 
@@ -230,6 +247,13 @@ extension Session {
         for (key, value) in Self.state(of: device) where key != "device" { entry[key] = value }
         entry["bundle"] = .string(device.bundleID)
         entry["tray"] = .integer(Int64(device.trayEntries.count))
+        switch device.platform {
+        case .ios:
+            entry["apns_environment"] = .string(device.options.apnsEnvironment.rawValue)
+            entry["apns_team"] = .string(device.options.apnsTeam)
+        case .android: entry["fcm_project"] = .string(device.options.fcmProject)
+        default: break
+        }
         return entry
     }
 
@@ -368,13 +392,49 @@ extension Session {
         if let status = query["status"], !Self.isStatusFilter(status) {
             return .error(400, "status must be a status (200) or a class (4xx), not '\(status)'")
         }
-        let entries = log.entries(
-            matching: logFilter(query), after: Int64(after), limit: limit, newestFirst: order == "desc")
-        let next = order == "asc" ? (entries.last?.seq ?? Int64(after)) : nil
-        let text =
-            #"{"entries":["# + entries.map(\.summary).joined(separator: ",") + #"],"next":"#
-            + (next.map(String.init) ?? "null") + "}"
-        return .json(200, text: text)
+        guard let wait = Self.number(query["wait"], default: 0, in: 0...30) else {
+            return .error(400, "wait must be a number of seconds from 0 to 30")
+        }
+        let filter = logFilter(query)
+        let entries = log.entries(matching: filter, after: Int64(after), limit: limit, newestFirst: order == "desc")
+        var response = LogWatchers.answer(entries, after: Int64(after), newestFirst: order == "desc")
+        if entries.isEmpty && wait > 0 && order == "asc" {
+            // Nothing yet: the answer waits for the first entry that matches, or the time.
+            let later = HTTPLater(waitMilliseconds: wait * 1000)
+            watchers.add(LogWatchers.Poll(filter: filter, after: Int64(after), limit: limit, later: later))
+            response.later = later
+        }
+        return InspectorAnswer(response: response)
+    }
+
+    /// `GET /api/v1/stream`: Server-Sent Events of new entries that match; with
+    /// `Last-Event-ID`, first every retained entry after it (and a gap event when some
+    /// were dropped).
+    private func streamLog(_ query: [String: String], lastEventID: String?) -> InspectorAnswer {
+        if let status = query["status"], !Self.isStatusFilter(status) {
+            return .error(400, "status must be a status (200) or a class (4xx), not '\(status)'")
+        }
+        var resume: Int64?
+        if let lastEventID {
+            guard let seq = Int64(lastEventID), seq >= 0 else {
+                return .error(400, "Last-Event-ID must be a seq, not '\(lastEventID)'")
+            }
+            resume = seq
+        }
+        let filter = logFilter(query)
+        let later = HTTPLater(waitMilliseconds: 0)
+        later.send(
+            .begin(status: 200, headers: [("content-type", "text/event-stream"), ("cache-control", "no-store")]))
+        // A comment first, so a client sees the stream open before any event.
+        later.send(.write(Array(": cxshell log stream\n\n".utf8)))
+        if let resume {
+            let backlog = LogWatchers.backlog(log, after: resume, filter: filter)
+            if !backlog.isEmpty { later.send(.write(backlog)) }
+        }
+        watchers.add(LogWatchers.Stream(filter: filter, later: later))
+        var response = InspectorAnswer.error(503, "the stream could not be opened: too many answers are open").response
+        response.later = later
+        return InspectorAnswer(response: response)
     }
 
     static func isStatusFilter(_ text: String) -> Bool {
@@ -468,6 +528,8 @@ extension Session {
             }
         }
         text += "# HELP cx_devices Devices in the world.\n# TYPE cx_devices gauge\ncx_devices \(devices.count)\n"
+        text += "# HELP cx_connections Connections open at the front door.\n# TYPE cx_connections gauge\n"
+        text += "cx_connections \(connectionCount())\n"
         text +=
             "# HELP cx_log_entries Log entries retained.\n# TYPE cx_log_entries gauge\ncx_log_entries \(log.retained)\n"
         text += "# HELP cx_log_dropped_total Log entries dropped by retention.\n# TYPE cx_log_dropped_total counter\n"
@@ -478,13 +540,18 @@ extension Session {
                 body: Array(text.utf8)))
     }
 
-    /// The page is not built yet (issue 19's remaining work): until it is, `/` says so
-    /// and points at the API, rather than answering 404 as if nothing were here.
     private func page() -> InspectorAnswer {
         InspectorAnswer(
             response: HTTPResponse(
-                status: 501, headers: [("content-type", "text/plain; charset=utf-8")],
-                body: Array(
-                    "The inspector's page is not built yet; its JSON API is at /api/v1/ (Docs/Inspector.md).\n".utf8)))
+                status: 200,
+                headers: [
+                    ("content-type", "text/html; charset=utf-8"), ("cache-control", "no-store"),
+                    // Nothing but the shell's own script and style, and no framing by others.
+                    (
+                        "content-security-policy",
+                        "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'"
+                    ),
+                ],
+                body: Array(InspectorPage.html.utf8)))
     }
 }

@@ -54,7 +54,7 @@ extension Session {
         var lines = deliveries
         if let problem { lines.append(JSONObject([("network", "error"), ("effect", .string(problem))]).compactText) }
         lines.append(report.compactText)
-        log.append(source: report["network"]?.stringValue ?? "http", status: response.status, at: clock()) {
+        appendLog(source: report["network"]?.stringValue ?? "http", status: response.status, at: clock()) {
             Self.record(of: request, report: report, deliveries: deliveries)
         }
         return NetworkExchange(lines: lines, response: response)

@@ -53,6 +53,12 @@ public final class Session {
     public internal(set) var log: RequestLog
     /// Who may reach the inspector on the front door's port; nil: it is off.
     public var inspector: InspectorSettings?
+    /// Long polls and event streams waiting on the log.
+    var watchers = LogWatchers()
+    /// The test CA's certificate (PEM) clients trust, when the front door listens.
+    public var caPath: String?
+    /// How many connections the front door has open (0 without one).
+    public var connectionCount: @Sendable () -> Int = { 0 }
 
     /// `clock` gives milliseconds since 1970 (for retired tokens' timestamps and the
     /// log's times); `logMax` is how many log entries are kept.
@@ -71,7 +77,7 @@ public final class Session {
     func handle(line: some Collection<UInt8>, source: String) -> [String] {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
         let (reply, deliveries, op) = execute(line: line)
-        log.append(source: source, status: reply["ok"] == true ? 200 : 400, at: clock()) {
+        appendLog(source: source, status: reply["ok"] == true ? 200 : 400, at: clock()) {
             var record = RequestLog.Record(
                 source: source, status: 0, request: JSONObject([("op", op.map(JSON.string) ?? .null)]))
             record.body = String(decoding: line, as: UTF8.self)
@@ -146,7 +152,7 @@ public final class Session {
             if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
             if let problem = waitForTouchedHosts() { report["effect"] = .string(problem) }
             let deliveries = endpoint.takeLines()
-            log.append(source: "mqtt", status: 200, at: clock()) {
+            appendLog(source: "mqtt", status: 200, at: clock()) {
                 var record = RequestLog.Record(
                     source: "mqtt", status: 200, request: JSONObject([("topic", .string(arrival.message.topic))]))
                 record.body = String(decoding: arrival.message.payload, as: UTF8.self)

@@ -105,7 +105,12 @@ enum Serve {
                         }
                     })
                 let shown = address.contains(":") ? "[\(address)]:\(door!.port)" : "\(address):\(door!.port)"
-                world.withLock { $0.session.hub.frontDoorAddress = shown }
+                let opened = door!
+                world.withLock {
+                    $0.session.hub.frontDoorAddress = shown
+                    $0.session.connectionCount = { opened.connections }
+                    $0.session.caPath = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
+                }
                 let path = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
                 _ = writeLines([#"{"listening":{"address":"\#(shown)","ca":"\#(path)"}}"#])
             } catch {

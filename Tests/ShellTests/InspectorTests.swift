@@ -1,3 +1,4 @@
+import CXHost
 import Foundation
 import OrderedJSON
 import Testing
@@ -302,5 +303,105 @@ import Testing
         kill(shell.process.processIdentifier, SIGTERM)
         shell.process.waitUntilExit()
         #expect(shell.process.terminationReason == .exit && shell.process.terminationStatus == 0)
+    }
+
+    /// A client reading a stream (curl -N) until what it read contains `until`, or
+    /// `seconds` pass (then the test fails on what is missing, rather than hanging).
+    final class StreamReader: @unchecked Sendable {
+        let process = Process()
+        let pipe = Pipe()
+        private let text = Monitor("")
+
+        init(_ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["curl", "-s", "-N"] + arguments
+            process.standardOutput = pipe
+            try process.run()
+            let handle = pipe.fileHandleForReading
+            let text = self.text
+            Thread {
+                while case let data = handle.availableData, !data.isEmpty {
+                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                }
+            }.start()
+        }
+
+        func read(until: String, seconds: Double = 20) -> String {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                let now = text.withLock { $0 }
+                if now.contains(until) { return now }
+                usleep(2_000)
+            }
+            return text.withLock { $0 }
+        }
+
+        /// Ends the client (SIGKILL: Foundation starts children with SIGTERM blocked).
+        func stop() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// wait= answers with the first matching entry after `after`, whenever it comes,
+    /// ignoring others; with none, the empty answer when the wait is over.
+    @Test func aLongPollAnswersWithTheNextMatchingEntry() throws {
+        let shell = try Shell()
+        let made = try devices(shell, 2)
+        let poll = try StreamReader([
+            "-w", "\n%{http_code}", "http://127.0.0.1:\(shell.port)/api/v1/log?after=1&device=d2&source=apns&wait=30",
+        ])
+        // The poll is open once the stream of the world shows it (a round trip, no sleep).
+        var rounds = 0
+        while try call(shell, "GET", "/api/v1/world").json?["watching"]?["polls"] != 1, rounds < 1_000 { rounds += 1 }
+        #expect(try push(shell, made[0].token, "to d1").hasPrefix("HTTP/2 200"))
+        #expect(try push(shell, made[1].token, "to d2").hasPrefix("HTTP/2 200"))
+        let answer = poll.read(until: "\n200")
+        poll.stop()
+        let body = try JSON.parse(text: String(answer.dropLast(4)))
+        let entries = try #require(body["entries"]?.arrayValue)
+        #expect(entries.count == 1 && entries[0]["device"] == "d2" && entries[0]["seq"] == 3, "\(answer)")
+        #expect(body["next"] == 3)
+        // Nothing matches: the wait passes and the answer is empty, with the same cursor.
+        let empty = try call(shell, "GET", "/api/v1/log?after=3&source=fcm&wait=1")
+        #expect(empty.json?["entries"]?.arrayValue?.isEmpty == true && empty.json?["next"] == 3)
+        #expect(try call(shell, "GET", "/api/v1/log?wait=31").status == 400)
+        #expect(shell.stop() == 0)
+    }
+
+    /// Server-Sent Events: live entries that match, a resume after Last-Event-ID with a gap
+    /// event for what retention dropped, over HTTP/1.1 and HTTP/2; a stream whose client
+    /// went away is dropped.
+    @Test func theStreamResumesAfterTheLastEventAndNamesTheGap() throws {
+        let shell = try Shell(arguments: ["--log-max", "3"])
+        let made = try devices(shell, 1)
+        for index in 0..<5 { #expect(try push(shell, made[0].token, "n\(index)").hasPrefix("HTTP/2 200")) }
+        // Six entries, seqs 4 to 6 retained: a client that saw 1 missed 2 and 3.
+        let resumed = try StreamReader([
+            "--http2-prior-knowledge", "-H", "Last-Event-ID: 1", "http://127.0.0.1:\(shell.port)/api/v1/stream",
+        ])
+        var text = resumed.read(until: "id: 6")
+        #expect(text.contains("event: gap\ndata: {\"dropped\":2}\n\n"), "\(text)")
+        let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }
+        #expect(ids == ["id: 4", "id: 5", "id: 6"], "\(ids)")
+        let live = try StreamReader(["http://127.0.0.1:\(shell.port)/api/v1/stream?source=apns&status=2xx"])
+        #expect(live.read(until: "log stream").contains(": cxshell log stream"))
+        #expect(try push(shell, made[0].token, "live").hasPrefix("HTTP/2 200"))
+        #expect(try push(shell, "00", "refused").hasPrefix("HTTP/2 400"))
+        _ = try shell.send(#"{"op":"state"}"#)
+        text = resumed.read(until: "id: 9")
+        #expect(text.contains("id: 7") && text.contains("id: 8") && text.contains("id: 9"))
+        let liveText = live.read(until: "id: 7")
+        #expect(liveText.contains("id: 7") && !liveText.contains("id: 8") && !liveText.contains("id: 9"), "\(liveText)")
+        let event = try #require(liveText.split(separator: "\n").first { $0.hasPrefix("data: ") })
+        #expect(try JSON.parse(text: String(event.dropFirst(6)))["request"]?["body"] == #"{"aps":{"alert":"live"}}"#)
+        // Clients gone: their streams are dropped at the next entry.
+        resumed.stop()
+        live.stop()
+        #expect(try call(shell, "GET", "/livez").status == 200)
+        #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 200"))
+        #expect(try call(shell, "GET", "/api/v1/world").json?["watching"]?["streams"] == 0)
+        #expect(try call(shell, "GET", "/api/v1/stream", headers: ["Last-Event-ID: x"]).status == 400)
+        #expect(shell.stop() == 0)
     }
 }

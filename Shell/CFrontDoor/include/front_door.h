@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct cx_http_header {
     const char *name;
@@ -22,7 +23,10 @@ typedef struct cx_http_header {
    pseudo-headers (:method, :path, :authority, :scheme) come first, as HTTP/2 sent them
    or as made from an HTTP/1.1 request line and Host; names are lowercase.
    `server_name` is the TLS SNI, else the host a CONNECT tunnel was opened to, else NULL. */
+typedef struct cx_front_door cx_front_door;
+
 typedef struct cx_http_request {
+    cx_front_door *door; /* the door it came through (for an answer given later) */
     const char *server_name;
     bool tls;
     bool http2;
@@ -39,7 +43,20 @@ void cx_http_answer_set(cx_http_answer *answer, int status, const cx_http_header
 
 typedef void (*cx_http_handler)(void *context, const cx_http_request *request, cx_http_answer *answer);
 
-typedef struct cx_front_door cx_front_door;
+/* An answer given later (a long poll, a stream of events), named by an id that is
+   never 0. The handler sets the answer to send if `wait_ms` pass first (0: no
+   deadline) and calls cx_http_answer_later; the real answer then comes from any
+   thread, through cx_front_door_complete, or as a stream: cx_front_door_stream_begin,
+   _write, _end. An answer given later for a client that has gone is dropped. */
+typedef uint64_t cx_http_later;
+/* Returns the answer's id, or 0 when the door holds as many as it may (the answer
+   set is then sent at once). */
+cx_http_later cx_http_answer_later(cx_http_answer *answer, int64_t wait_ms);
+
+/* Called on the door's thread when an answer given later will take nothing more: it
+   was sent at its deadline, or its client went away (the connection closed, the
+   stream was reset, or a stream's unsent pieces passed their bound). */
+typedef void (*cx_later_gone)(void *context, cx_http_later id);
 
 /* Whether a CONNECT to `host` is allowed (else it is answered 403). */
 typedef bool (*cx_tunnel_filter)(void *context, const char *host);
@@ -54,7 +71,21 @@ typedef void (*cx_before_answers)(void *context);
    Returns 0 with *out and *bound_port set, or -1 with a sentence in `error`. */
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
                         cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
-                        void *context, cx_front_door **out, int *bound_port, char *error, size_t error_size);
+                        cx_later_gone later_gone, void *context, cx_front_door **out, int *bound_port, char *error,
+                        size_t error_size);
+
+/* From any thread: the answer `id` is this (headers and body are copied). */
+void cx_front_door_complete(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
+                            size_t header_count, const unsigned char *body, size_t body_len);
+/* From any thread: the answer `id` is a stream: its status and headers now, then each
+   piece as written (HTTP/2 DATA frames; HTTP/1.1 chunks), until it ends. */
+void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
+                                size_t header_count);
+void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, const unsigned char *bytes, size_t len);
+void cx_front_door_stream_end(cx_front_door *door, cx_http_later id);
+
+/* How many connections are open now (any thread; a moment's figure). */
+size_t cx_front_door_connections(cx_front_door *door);
 
 /* Closes every connection and the port, joins the thread, and frees the door (a
    detached one too). */

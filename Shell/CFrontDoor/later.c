@@ -1,0 +1,255 @@
+/* Answers given later (front_door.h): long polls and streams of events.
+
+   The handler runs on the door's thread and may leave its answer open; the door keeps
+   the request (`later`) and what other threads send for it arrives through a queue
+   under a lock, with a byte on the wake pipe. Bounds: at most MAX_LATERS open at once
+   (past that the handler's own answer is sent at once); a stream whose unsent pieces
+   pass MAX_STREAM_BUFFER is dropped (a client that does not read); an open answer
+   keeps its connection from counting as idle. */
+#include "transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_LATERS = 4096, MAX_STREAM_BUFFER = 1 << 20 };
+
+typedef enum { OP_COMPLETE, OP_BEGIN, OP_WRITE, OP_END } op_kind;
+
+struct later_op {
+    op_kind kind;
+    cx_http_later id;
+    cx_http_answer answer; /* status, headers and body (a piece, for OP_WRITE) */
+    later_op *next;
+};
+
+int64_t monotonic_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* Ids are unique in the process, so one never names another door's answer. */
+static cx_http_later last_id;
+
+cx_http_later cx_http_answer_later(cx_http_answer *answer, int64_t wait_ms) {
+    answer->later = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
+    answer->wait_ms = wait_ms > 0 ? wait_ms : 0;
+    return answer->later;
+}
+
+static void answer_clear(cx_http_answer *answer) {
+    for (size_t i = 0; i < answer->header_count; i++) {
+        free((char *)answer->headers[i].name);
+        free((char *)answer->headers[i].value);
+    }
+    free(answer->headers);
+    answer->headers = NULL;
+    answer->header_count = 0;
+    buffer_free(&answer->body);
+}
+
+static later *find(cx_front_door *door, cx_http_later id) {
+    for (size_t i = 0; i < door->later_count; i++)
+        if (door->laters[i].id == id) return &door->laters[i];
+    return NULL;
+}
+
+/* Removes a held answer; `gone`: tell the handler's side it will take nothing more. */
+static void drop(cx_front_door *door, later *l, bool gone) {
+    cx_http_later id = l->id;
+    l->c->laters--;
+    *l = door->laters[--door->later_count];
+    if (gone && door->later_gone) door->later_gone(door->context, id);
+}
+
+/* Sends a stream's answer whole (h2) or as it is (h1), and forgets the later. */
+static void send_now(later *l) {
+    connection *c = l->c;
+    if (c->app == APP_HTTP2) {
+        http2_submit_answer(c, l->s);
+    } else {
+        http1_answer_waiting(c);
+    }
+}
+
+/* Refuses to hold an answer: the handler's own goes now, and its side is told. */
+static void refuse(connection *c, stream *s) {
+    cx_http_later id = s->answer.later;
+    s->answer.later = 0;
+    if (c->door->later_gone) c->door->later_gone(c->door->context, id);
+}
+
+void later_park(connection *c, stream *s) {
+    cx_front_door *door = c->door;
+    if (door->later_count == MAX_LATERS || !door->later_gone) return refuse(c, s);
+    if (door->later_count == door->later_cap) {
+        size_t cap = door->later_cap ? door->later_cap * 2 : 16;
+        later *grown = realloc(door->laters, cap * sizeof *grown);
+        if (!grown) return refuse(c, s);
+        door->laters = grown;
+        door->later_cap = cap;
+    }
+    cx_http_later id = s->answer.later;
+    door->laters[door->later_count++] =
+        (later){id, c, s, s->answer.wait_ms ? monotonic_ms() + s->answer.wait_ms : 0};
+    c->laters++;
+}
+
+void later_forget_connection(connection *c) {
+    cx_front_door *door = c->door;
+    for (size_t i = 0; i < door->later_count;) {
+        if (door->laters[i].c == c) drop(door, &door->laters[i], true);
+        else i++;
+    }
+}
+
+void later_forget_stream(connection *c, stream *s) {
+    cx_front_door *door = c->door;
+    for (size_t i = 0; i < door->later_count; i++) {
+        if (door->laters[i].s == s) {
+            drop(door, &door->laters[i], true);
+            return;
+        }
+    }
+}
+
+static void queue(cx_front_door *door, later_op *op) {
+    pthread_mutex_lock(&door->ops_lock);
+    if (door->ops_tail) door->ops_tail->next = op;
+    else door->ops_head = op;
+    door->ops_tail = op;
+    pthread_mutex_unlock(&door->ops_lock);
+    if (door->wake[1] >= 0) {
+        ssize_t ignored = write(door->wake[1], "o", 1); /* non-blocking: a full pipe already wakes it */
+        (void)ignored;
+    }
+}
+
+static later_op *op_new(op_kind kind, cx_http_later id, int status, const cx_http_header *headers, size_t count,
+                        const unsigned char *body, size_t len) {
+    later_op *op = calloc(1, sizeof *op);
+    if (!op) return NULL;
+    op->kind = kind;
+    op->id = id;
+    if (kind == OP_COMPLETE || kind == OP_BEGIN) cx_http_answer_set(&op->answer, status, headers, count, body, len);
+    else if (len) buffer_append(&op->answer.body, body, len);
+    return op;
+}
+
+void cx_front_door_complete(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
+                            size_t header_count, const unsigned char *body, size_t body_len) {
+    later_op *op = op_new(OP_COMPLETE, id, status, headers, header_count, body, body_len);
+    if (op) queue(door, op);
+}
+
+void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
+                                size_t header_count) {
+    later_op *op = op_new(OP_BEGIN, id, status, headers, header_count, NULL, 0);
+    if (op) queue(door, op);
+}
+
+void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, const unsigned char *bytes, size_t len) {
+    later_op *op = op_new(OP_WRITE, id, 0, NULL, 0, bytes, len);
+    if (op) queue(door, op);
+}
+
+void cx_front_door_stream_end(cx_front_door *door, cx_http_later id) {
+    later_op *op = op_new(OP_END, id, 0, NULL, 0, NULL, 0);
+    if (op) queue(door, op);
+}
+
+static void apply(cx_front_door *door, later_op *op) {
+    later *l = find(door, op->id);
+    if (!l) return; /* its client went away, or it was already answered */
+    connection *c = l->c;
+    stream *s = l->s;
+    switch (op->kind) {
+    case OP_COMPLETE:
+        if (s->streaming) return;
+        answer_clear(&s->answer);
+        s->answer.status = op->answer.status;
+        s->answer.headers = op->answer.headers;
+        s->answer.header_count = op->answer.header_count;
+        s->answer.body = op->answer.body;
+        op->answer = (cx_http_answer){0};
+        drop(door, l, false);
+        send_now(&(later){op->id, c, s, 0});
+        return;
+    case OP_BEGIN:
+        if (s->streaming) return;
+        answer_clear(&s->answer);
+        s->answer.status = op->answer.status;
+        s->answer.headers = op->answer.headers;
+        s->answer.header_count = op->answer.header_count;
+        op->answer.headers = NULL;
+        op->answer.header_count = 0;
+        s->streaming = true;
+        l->deadline_ms = 0;
+        if (c->app == APP_HTTP2) http2_submit_answer(c, s);
+        else http1_stream_begin(c, s);
+        return;
+    case OP_WRITE:
+        if (!s->streaming || s->ended) return;
+        if (c->app == APP_HTTP2) {
+            if (s->answer.body.len - s->sent + op->answer.body.len > MAX_STREAM_BUFFER) {
+                drop(door, l, true);
+                http2_reset(c, s);
+                return;
+            }
+            buffer_append(&s->answer.body, op->answer.body.data, op->answer.body.len);
+            http2_stream_more(c, s);
+        } else {
+            http1_stream_write(c, op->answer.body.data, op->answer.body.len);
+        }
+        return;
+    case OP_END:
+        if (!s->streaming || s->ended) return;
+        s->ended = true;
+        drop(door, l, false);
+        if (c->app == APP_HTTP2) http2_stream_more(c, s);
+        else http1_answer_waiting(c);
+        return;
+    }
+}
+
+int64_t later_turn(cx_front_door *door) {
+    pthread_mutex_lock(&door->ops_lock);
+    later_op *op = door->ops_head;
+    door->ops_head = door->ops_tail = NULL;
+    pthread_mutex_unlock(&door->ops_lock);
+    while (op) {
+        later_op *next = op->next;
+        apply(door, op);
+        answer_clear(&op->answer);
+        free(op);
+        op = next;
+    }
+    int64_t now = monotonic_ms(), soonest = -1;
+    for (size_t i = 0; i < door->later_count;) {
+        later *l = &door->laters[i];
+        if (l->deadline_ms && l->deadline_ms <= now) {
+            later timed_out = *l;
+            drop(door, l, true); /* the handler's own answer, set when it chose to wait */
+            send_now(&timed_out);
+            continue;
+        }
+        if (l->deadline_ms && (soonest < 0 || l->deadline_ms - now < soonest)) soonest = l->deadline_ms - now;
+        i++;
+    }
+    return soonest;
+}
+
+void later_free_all(cx_front_door *door) {
+    later_op *op = door->ops_head;
+    while (op) {
+        later_op *next = op->next;
+        answer_clear(&op->answer);
+        free(op);
+        op = next;
+    }
+    door->ops_head = door->ops_tail = NULL;
+    free(door->laters);
+    door->laters = NULL;
+    door->later_count = door->later_cap = 0;
+}

@@ -1,0 +1,89 @@
+import HTTPMessage
+import OrderedJSON
+
+/// Who is waiting on the log (inspector.md, "Waiting instead of polling"): long polls
+/// that answer with the first entries after their `after` that match, and streams of
+/// Server-Sent Events that get every matching entry as it is appended. Both are told
+/// of each entry by `appended`; a watcher whose client went away is dropped then.
+struct LogWatchers {
+    struct Poll {
+        let filter: RequestLog.Filter
+        let after: Int64
+        let limit: Int
+        let later: HTTPLater
+    }
+
+    struct Stream {
+        let filter: RequestLog.Filter
+        let later: HTTPLater
+    }
+
+    private(set) var polls: [Poll] = []
+    private(set) var streams: [Stream] = []
+
+    var isEmpty: Bool { polls.isEmpty && streams.isEmpty }
+
+    mutating func add(_ poll: Poll) {
+        polls.removeAll { $0.later.isGone }
+        polls.append(poll)
+    }
+
+    mutating func add(_ stream: Stream) {
+        streams.removeAll { $0.later.isGone }
+        streams.append(stream)
+    }
+
+    /// `entry` was appended to `log`: the polls it matches are answered, the streams it
+    /// matches get it.
+    mutating func appended(_ entry: RequestLog.Entry, in log: RequestLog) {
+        polls.removeAll { poll in
+            if poll.later.isGone { return true }
+            guard entry.seq > poll.after, poll.filter.matches(entry) else { return false }
+            let entries = log.entries(matching: poll.filter, after: poll.after, limit: poll.limit)
+            poll.later.send(.complete(Self.answer(entries, after: poll.after)))
+            return true
+        }
+        streams.removeAll { stream in
+            if stream.later.isGone { return true }
+            if stream.filter.matches(entry) { stream.later.send(.write(Self.event(entry))) }
+            return false
+        }
+    }
+
+    /// `GET /api/v1/log`'s answer: the entries and the cursor for the next call.
+    static func answer(_ entries: [RequestLog.Entry], after: Int64, newestFirst: Bool = false) -> HTTPResponse {
+        let next = newestFirst ? "null" : String(entries.last?.seq ?? after)
+        let text = #"{"entries":["# + entries.map(\.summary).joined(separator: ",") + #"],"next":"# + next + "}"
+        return HTTPResponse(status: 200, headers: InspectorAnswer.jsonHeaders, body: Array(text.utf8))
+    }
+
+    /// One entry as a Server-Sent Event.
+    static func event(_ entry: RequestLog.Entry) -> [UInt8] {
+        Array("event: log\nid: \(entry.seq)\ndata: \(entry.summary)\n\n".utf8)
+    }
+
+    /// What a stream resumed after `lastID` first gets: a gap when entries it missed
+    /// were dropped, then every retained entry after it that matches.
+    static func backlog(_ log: RequestLog, after lastID: Int64, filter: RequestLog.Filter) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let missed = log.firstSeq - lastID - 1
+        if missed > 0 { bytes += Array("event: gap\ndata: {\"dropped\":\(missed)}\n\n".utf8) }
+        var after = lastID
+        while true {
+            let page = log.entries(matching: filter, after: after, limit: 1_000)
+            for entry in page { bytes += event(entry) }
+            guard page.count == 1_000, let last = page.last else { break }
+            after = last.seq
+        }
+        return bytes
+    }
+}
+
+extension Session {
+    /// Counts a request, appends its log entry, and tells whoever waits on the log.
+    func appendLog(source: String, status: Int, at milliseconds: Int64, _ record: () -> RequestLog.Record) {
+        let seq = log.append(source: source, status: status, at: milliseconds, record)
+        guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
+        watchers.appended(entry, in: log)
+    }
+}
