@@ -72,7 +72,7 @@ extension Session {
         }
         // A browser asks for one; there is none, and nothing to log.
         if path == "/favicon.ico" { return InspectorAnswer(response: HTTPResponse(status: 204)) }
-        if path == "/livez" || path == "/readyz" {
+        if (path == "/livez" || path == "/readyz") && method == "GET" {
             return InspectorAnswer(
                 response: HTTPResponse(status: 200, headers: [("content-type", "text/plain")], body: Array("ok\n".utf8))
             )
@@ -108,7 +108,7 @@ extension Session {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch (method, parts) {
         case ("GET", []): return page()
-        case ("GET", ["metrics"]): return metrics()
+        case ("GET", ["metrics"]): return metricsPage()
         case ("POST", ["api", "v1", "requests"]): return runLines(body)
         case ("GET", ["api", "v1", "world"]): return world()
         case ("GET", ["api", "v1", "devices"]): return listDevices(query)
@@ -124,11 +124,13 @@ extension Session {
             log.clear()
             return InspectorAnswer(response: HTTPResponse(status: 204))
         case ("POST", ["api", "v1", "credentials"]): return credentials(body)
+        case ("GET", ["api", "v1", "openapi.json"]): return .json(200, text: InspectorOpenAPI.json)
         default:
             let known =
                 [
                     [], ["metrics"], ["api", "v1", "requests"], ["api", "v1", "world"], ["api", "v1", "devices"],
                     ["api", "v1", "log"], ["api", "v1", "stream"], ["api", "v1", "credentials"],
+                    ["api", "v1", "openapi.json"], ["livez"], ["readyz"],
                 ].contains(parts)
                 || (parts.count == 4
                     && (parts.starts(with: ["api", "v1", "devices"]) || parts.starts(with: ["api", "v1", "log"])))
@@ -155,7 +157,7 @@ extension Session {
     private func report(
         _ op: String, status: Int, effect: String, devices: [String] = [], deliveries: [String] = [], body: [UInt8] = []
     ) -> String {
-        appendLog(source: "api", status: status, at: clock()) {
+        appendLog(source: "api", status: status, deliveries: deliveries) {
             var record = RequestLog.Record(source: "api", status: status, request: JSONObject([("op", .string(op))]))
             if !body.isEmpty { record.body = String(decoding: body, as: UTF8.self) }
             record.devices = devices
@@ -518,7 +520,7 @@ extension Session {
 
     // MARK: Metrics and the page
 
-    private func metrics() -> InspectorAnswer {
+    private func metricsPage() -> InspectorAnswer {
         var text = ""
         text += "# HELP cx_requests_total Requests answered, by the door they came by and their status.\n"
         text += "# TYPE cx_requests_total counter\n"
@@ -534,6 +536,7 @@ extension Session {
             "# HELP cx_log_entries Log entries retained.\n# TYPE cx_log_entries gauge\ncx_log_entries \(log.retained)\n"
         text += "# HELP cx_log_dropped_total Log entries dropped by retention.\n# TYPE cx_log_dropped_total counter\n"
         text += "cx_log_dropped_total \(log.dropped)\n"
+        text += metrics.exposition
         return InspectorAnswer(
             response: HTTPResponse(
                 status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")],

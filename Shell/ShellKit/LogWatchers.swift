@@ -80,9 +80,12 @@ struct LogWatchers {
 }
 
 extension Session {
-    /// Counts a request, appends its log entry, and tells whoever waits on the log.
-    func appendLog(source: String, status: Int, at milliseconds: Int64, _ record: () -> RequestLog.Record) {
-        let seq = log.append(source: source, status: status, at: milliseconds, record)
+    /// Counts a request (its duration since `requestStarted`, its deliveries), appends its
+    /// log entry, and tells whoever waits on the log.
+    func appendLog(source: String, status: Int, deliveries: [String], _ record: () -> RequestLog.Record) {
+        let seconds = Double(Self.monotonicNanoseconds() &- requestStarted) / 1e9
+        metrics.observe(source: source, seconds: seconds, deliveries: deliveries)
+        let seq = log.append(source: source, status: status, at: clock(), record)
         guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
         watchers.appended(entry, in: log)
     }

@@ -18,6 +18,7 @@ extension Session {
     /// validators as the line protocol's: one validator per service, reached two ways.
     public func handle(network request: HTTPRequest) -> NetworkExchange {
         touched.removeAll(keepingCapacity: true)
+        requestStarted = Self.monotonicNanoseconds()
         let path = request.path ?? ""
         let route = Self.route(request)
         if route == .unknownHost, let inspector, Self.isInspectorPath(path) {
@@ -54,7 +55,7 @@ extension Session {
         var lines = deliveries
         if let problem { lines.append(JSONObject([("network", "error"), ("effect", .string(problem))]).compactText) }
         lines.append(report.compactText)
-        appendLog(source: report["network"]?.stringValue ?? "http", status: response.status, at: clock()) {
+        appendLog(source: report["network"]?.stringValue ?? "http", status: response.status, deliveries: deliveries) {
             Self.record(of: request, report: report, deliveries: deliveries)
         }
         return NetworkExchange(lines: lines, response: response)

@@ -55,6 +55,9 @@ public final class Session {
     public var inspector: InspectorSettings?
     /// Long polls and event streams waiting on the log.
     var watchers = LogWatchers()
+    /// Durations and deliveries for `/metrics`, and when the request being handled began.
+    var metrics = RequestMetrics()
+    var requestStarted: UInt64 = 0
     /// The test CA's certificate (PEM) clients trust, when the front door listens.
     public var caPath: String?
     /// How many connections the front door has open (0 without one).
@@ -76,8 +79,9 @@ public final class Session {
     /// Handles one request line from `source` (the log's name for the door it came by).
     func handle(line: some Collection<UInt8>, source: String) -> [String] {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
+        requestStarted = Self.monotonicNanoseconds()
         let (reply, deliveries, op) = execute(line: line)
-        appendLog(source: source, status: reply["ok"] == true ? 200 : 400, at: clock()) {
+        appendLog(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) {
             var record = RequestLog.Record(
                 source: source, status: 0, request: JSONObject([("op", op.map(JSON.string) ?? .null)]))
             record.body = String(decoding: line, as: UTF8.self)
@@ -142,6 +146,7 @@ public final class Session {
             guard let device = devicesByID[arrival.deviceID] else { continue }
             touched.removeAll(keepingCapacity: true)
             touched.append(device)
+            requestStarted = Self.monotonicNanoseconds()
             var report = JSONObject([
                 ("network", "mqtt"), ("device", .string(arrival.deviceID)), ("topic", .string(arrival.message.topic)),
             ])
@@ -152,7 +157,7 @@ public final class Session {
             if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
             if let problem = waitForTouchedHosts() { report["effect"] = .string(problem) }
             let deliveries = endpoint.takeLines()
-            appendLog(source: "mqtt", status: 200, at: clock()) {
+            appendLog(source: "mqtt", status: 200, deliveries: deliveries) {
                 var record = RequestLog.Record(
                     source: "mqtt", status: 200, request: JSONObject([("topic", .string(arrival.message.topic))]))
                 record.body = String(decoding: arrival.message.payload, as: UTF8.self)
@@ -178,6 +183,12 @@ public final class Session {
         devices.removeAll { $0.id == id }
         if current === device { current = nil }
         return true
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     static func monotonicMilliseconds() -> Int64 {

@@ -22,9 +22,10 @@ import Testing
 
     func call(
         _ shell: Shell, _ method: String, _ path: String, json body: String? = nil, headers: [String] = [],
-        host: String? = nil
+        host: String? = nil, maxTime: Int? = nil
     ) throws -> Answer {
         var arguments = ["-X", method, "-o", "-", "-w", "\n%{http_code}"]
+        if let maxTime { arguments += ["--max-time", String(maxTime)] }
         if let body { arguments += ["-H", "content-type: application/json", "--data-binary", body] }
         for header in headers { arguments += ["-H", header] }
         if let host { arguments += ["-H", "host: \(host)"] }
@@ -270,6 +271,11 @@ import Testing
         #expect(metrics.text.contains(#"cx_requests_total{source="apns",status="200"} 1"#), "\(metrics.text)")
         #expect(metrics.text.contains(#"cx_requests_total{source="apns",status="400"} 1"#))
         #expect(metrics.text.contains("\ncx_devices 2\n") && metrics.text.contains("# TYPE cx_requests_total counter"))
+        #expect(metrics.text.contains(#"cx_request_duration_seconds_count{source="apns"} 2"#))
+        #expect(metrics.text.contains(#"cx_request_duration_seconds_bucket{source="apns",le="+Inf"} 2"#))
+        #expect(metrics.text.contains("# TYPE cx_request_duration_seconds histogram"))
+        #expect(metrics.text.contains(#"cx_deliveries_total{kind="received"} 1"#), "\(metrics.text)")
+        #expect(metrics.text.contains("\ncx_connections "))
         #expect(shell.stop() == 0)
     }
 
@@ -402,6 +408,44 @@ import Testing
         #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 200"))
         #expect(try call(shell, "GET", "/api/v1/world").json?["watching"]?["streams"] == 0)
         #expect(try call(shell, "GET", "/api/v1/stream", headers: ["Last-Event-ID: x"]).status == 400)
+        #expect(shell.stop() == 0)
+    }
+
+    /// The document in the repository is the one served, and it describes the server:
+    /// every documented method answers with a documented status; every other is 405.
+    @Test func theOpenAPIDocumentIsWhatTheServerAnswers() throws {
+        let shell = try Shell()
+        _ = try devices(shell, 1)
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Docs/openapi.json")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(try call(shell, "GET", "/api/v1/openapi.json").text == text)
+        let document = try JSON.parse(text: text)
+        #expect(document["openapi"] == "3.1.0")
+        let paths = try #require(document["paths"]?.objectValue)
+        let bodies = [
+            "/api/v1/requests": #"{"op":"state","device":"d1"}"#, "/api/v1/devices": #"{"platform":"ios"}"#,
+            "/api/v1/credentials": #"{"service":"apns"}"#,
+        ]
+        var checked = 0
+        for (path, item) in paths {
+            let concrete = path.replacingOccurrences(of: "{id}", with: "d1").replacingOccurrences(
+                of: "{seq}", with: "1")
+            for method in ["get", "post", "put", "delete"] {
+                let isStream = path == "/api/v1/stream" && method == "get"
+                let answer = try call(
+                    shell, method.uppercased(), concrete, json: method == "get" ? nil : bodies[path] ?? "",
+                    maxTime: isStream ? 1 : nil)
+                if let operation = item[method] {
+                    #expect(
+                        operation["responses"]?[String(answer.status)] != nil, "\(method) \(path): \(answer.status)")
+                    checked += 1
+                } else {
+                    #expect(answer.status == 405, "\(method) \(path) is not documented: \(answer.status)")
+                }
+            }
+        }
+        #expect(checked == 16)
         #expect(shell.stop() == 0)
     }
 }
