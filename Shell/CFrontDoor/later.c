@@ -116,11 +116,12 @@ void later_forget_stream(connection *c, stream *s) {
 
 static void queue(cx_front_door *door, later_op *op) {
     pthread_mutex_lock(&door->ops_lock);
+    bool first = !door->ops_head; /* the door takes the whole queue at once: one wake-up does */
     if (door->ops_tail) door->ops_tail->next = op;
     else door->ops_head = op;
     door->ops_tail = op;
     pthread_mutex_unlock(&door->ops_lock);
-    if (door->wake[1] >= 0) {
+    if (first && door->wake[1] >= 0) {
         ssize_t ignored = write(door->wake[1], "o", 1); /* non-blocking: a full pipe already wakes it */
         (void)ignored;
     }

@@ -38,9 +38,18 @@ public struct HTTPRequest: Sendable {
     /// The host the connection was opened for (SNI, or a CONNECT's target), lowercased.
     public var serverHost: String? { serverName.map(Self.hostWithoutPort) }
 
+    /// Bytes, not characters: every request is routed by it.
     static func hostWithoutPort(_ authority: String) -> String {
-        if authority.hasPrefix("[") { return String(authority.dropFirst().prefix { $0 != "]" }).lowercased() }
-        return String(authority.prefix { $0 != ":" }).lowercased()
+        let utf8 = authority.utf8
+        var host = utf8[...]
+        if host.first == UInt8(ascii: "[") {
+            host = host.dropFirst()
+            host = host[..<(host.firstIndex(of: UInt8(ascii: "]")) ?? host.endIndex)]
+        } else {
+            host = host[..<(host.firstIndex(of: UInt8(ascii: ":")) ?? host.endIndex)]
+        }
+        guard host.contains(where: { (65...90).contains($0) }) else { return String(host)! }
+        return String(decoding: host.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
     }
 }
 

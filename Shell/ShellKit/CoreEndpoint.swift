@@ -13,8 +13,8 @@ final class CoreEndpoint: Sendable {
     fileprivate struct Log {
         var lines: [String] = []
         var answers: [Answer: PluginResponse] = [:]
-        /// Each device's last deliveries, oldest first, for the inspector's device view.
-        var recent: [String: [String]] = [:]
+        /// Each device's last deliveries, for the inspector's device view.
+        var recent: [String: Recent] = [:]
     }
 
     /// How many of a device's deliveries `recentDeliveries` keeps.
@@ -49,7 +49,24 @@ final class CoreEndpoint: Sendable {
 
     /// A device's last deliveries (at most `recentCount`), oldest first.
     func recentDeliveries(of device: String) -> [String] {
-        log.withLock { $0.recent[device] ?? [] }
+        log.withLock { $0.recent[device]?.oldestFirst ?? [] }
+    }
+
+    /// The last `recentCount` lines, in a ring written in place.
+    struct Recent {
+        private var lines: [String] = []
+        private var next = 0
+
+        mutating func append(_ line: String) {
+            if lines.count < CoreEndpoint.recentCount {
+                lines.append(line)
+            } else {
+                lines[next] = line
+                next = (next + 1) % lines.count
+            }
+        }
+
+        var oldestFirst: [String] { Array(lines[next...] + lines[..<next]) }
     }
 
     func takeLines() -> [String] {
@@ -77,9 +94,6 @@ final class CoreEndpoint: Sendable {
 extension CoreEndpoint.Log {
     fileprivate mutating func append(_ line: String, from device: String) {
         lines.append(line)
-        var kept = recent[device] ?? []
-        if kept.count == CoreEndpoint.recentCount { kept.removeFirst() }
-        kept.append(line)
-        recent[device] = kept
+        recent[device, default: CoreEndpoint.Recent()].append(line)
     }
 }

@@ -52,10 +52,12 @@ struct InspectorAnswer {
 
 extension Session {
     /// The inspector's paths (inspector.md, "Where it is served").
+    /// Every network request asks this, so it looks at bytes, not characters.
     static func isInspectorPath(_ path: String) -> Bool {
-        let bare = path.prefix { $0 != "?" }
-        return bare == "/" || bare.hasPrefix("/api/v1/") || bare == "/metrics" || bare == "/livez" || bare == "/readyz"
-            || bare == "/favicon.ico"
+        let utf8 = path.utf8
+        let bare = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
+        return bare.elementsEqual("/".utf8) || bare.starts(with: "/api/v1/".utf8)
+            || ["/metrics", "/livez", "/readyz", "/favicon.ico"].contains { bare.elementsEqual($0.utf8) }
     }
 
     /// An inspector request, checked as the spec's security section says, then served.
@@ -158,8 +160,8 @@ extension Session {
         _ op: String, status: Int, effect: String, devices: [String] = [], deliveries: [String] = [], body: [UInt8] = []
     ) -> String {
         appendLog(source: "api", status: status, deliveries: deliveries) {
-            var record = RequestLog.Record(source: "api", status: status, request: JSONObject([("op", .string(op))]))
-            if !body.isEmpty { record.body = String(decoding: body, as: UTF8.self) }
+            var record = RequestLog.Record(source: "api", status: status) { $0.member("op", op) }
+            if !body.isEmpty { record.body = body }
             record.devices = devices
             record.effect = effect
             record.deliveries = deliveries

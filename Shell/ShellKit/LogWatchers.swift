@@ -1,3 +1,5 @@
+import CXHost
+import Dispatch
 import HTTPMessage
 import OrderedJSON
 
@@ -20,6 +22,13 @@ struct LogWatchers {
 
     private(set) var polls: [Poll] = []
     private(set) var streams: [Stream] = []
+    /// Streams' events are rendered and sent here, in order, off the world's thread: the
+    /// request path only hands the entry over (inspector.md, "Speed").
+    private let renderer = DispatchQueue(label: "cxshell.log-streams")
+    /// Entries handed over and not yet sent; past `maxBehind` the streams are ended (their
+    /// clients resume with Last-Event-ID) rather than let the backlog grow.
+    private let behind = Monitor(0)
+    static let maxBehind = 50_000
 
     var isEmpty: Bool { polls.isEmpty && streams.isEmpty }
 
@@ -43,10 +52,26 @@ struct LogWatchers {
             poll.later.send(.complete(Self.answer(entries, after: poll.after)))
             return true
         }
-        streams.removeAll { stream in
-            if stream.later.isGone { return true }
-            if stream.filter.matches(entry) { stream.later.send(.write(Self.event(entry))) }
-            return false
+        streams.removeAll { $0.later.isGone }
+        guard !streams.isEmpty else { return }
+        let targets = streams
+        let backlog = behind.withLock { count in
+            count += 1
+            return count
+        }
+        if backlog > Self.maxBehind {
+            // The streams' clients read slower than the world writes: end them, so they
+            // come back with Last-Event-ID instead of this process holding the backlog.
+            for stream in targets { stream.later.send(.end) }
+            streams.removeAll()
+        }
+        renderer.async { [behind] in
+            var event: [UInt8]?
+            for stream in targets where stream.filter.matches(entry) {
+                if event == nil { event = Self.event(entry) }
+                stream.later.send(.write(event!))
+            }
+            behind.withLock { $0 -= 1 }
         }
     }
 

@@ -63,16 +63,13 @@ extension Session {
 
     /// A network request as the log shows it: what was sent, and what its report says.
     static func record(of request: HTTPRequest, report: JSONObject, deliveries: [String]) -> RequestLog.Record {
-        var headers = JSONObject()
-        for (name, value) in request.headers where !name.hasPrefix(":") { headers[name] = .string(value) }
-        var record = RequestLog.Record(
-            source: "", status: 0,
-            request: JSONObject([
-                ("method", request.method.map(JSON.string) ?? .null), ("path", request.path.map(JSON.string) ?? .null),
-                ("host", (request.authorityHost ?? request.serverHost).map(JSON.string) ?? .null),
-                ("headers", .object(headers)),
-            ]))
-        if !request.body.isEmpty { record.body = String(decoding: request.body, as: UTF8.self) }
+        var record = RequestLog.Record(source: "", status: 0) { json in
+            json.member("method", request.method)
+            json.member("path", request.path)
+            json.member("host", request.authorityHost ?? request.serverHost)
+            json.member("headers", object: request.headers.filter { !$0.name.hasPrefix(":") })
+        }
+        if !request.body.isEmpty { record.body = request.body }
         if let device = report["device"]?.stringValue {
             record.devices = [device]
         } else if let devices = report["devices"]?.arrayValue {

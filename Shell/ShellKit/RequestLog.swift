@@ -6,37 +6,83 @@ import OrderedJSON
 /// 1 and grows by one per entry, never reused (not even across `clear`). At most `max`
 /// entries are kept; past that the oldest go, and `dropped` counts them.
 public struct RequestLog: Sendable {
-    /// One entry: what the filters look at, and the entry as JSON text, made once.
+    /// One entry. It keeps what the request gave it and is rendered only when read, so
+    /// that logging costs the request path next to nothing.
     public struct Entry: Sendable {
         public let seq: Int64
-        public let source: String
-        public let devices: [String]
-        public let status: Int
+        public let milliseconds: Int64
+        let record: Record
+
+        public var source: String { record.source }
+        public var devices: [String] { record.devices }
+        public var status: Int { record.status }
+
+        /// The entry as JSON text, its request body cut at `shownBodyBytes`.
+        public var summary: String { RequestLog.render(self, whole: false) }
+        /// The entry as JSON text, its request body whole.
+        public var text: String { RequestLog.render(self, whole: true) }
+
         /// Text a `q` filter looks in: the request, the reason or error, the effect.
-        let searchable: String
-        /// The whole entry; `summary` is the same with the request body cut at 4 KiB.
-        public let text: String
-        public let summary: String
+        var searchable: String {
+            [
+                String(decoding: record.requestJSON(body: nil), as: UTF8.self),
+                record.body.map { String(decoding: $0, as: UTF8.self) } ?? "",
+                record.reason ?? "", record.error ?? "", record.effect ?? "",
+            ].joined(separator: "\n")
+        }
     }
 
     /// What a request told the log about itself.
-    public struct Record {
+    public struct Record: Sendable {
         public var source: String
         public var devices: [String] = []
         public var status: Int
-        /// `method`, `path`, `headers`, … as the door saw them; `body` apart, as sent.
-        public var request: JSONObject
-        public var body: String?
+        /// Writes the request's members (`"op":…`, or `"method":…,"path":…,"headers":{…}`,
+        /// …) as the door saw them, without braces; called only when the entry is read.
+        public var request: @Sendable (inout JSONWriter) -> Void
+        /// The body as sent.
+        public var body: [UInt8]?
         public var reason: String?
         public var error: String?
         public var effect: String?
         /// Delivery lines, as written on standard output.
         public var deliveries: [String] = []
 
-        public init(source: String, status: Int, request: JSONObject) {
+        public init(source: String, status: Int, request: @escaping @Sendable (inout JSONWriter) -> Void) {
             self.source = source
             self.status = status
             self.request = request
+        }
+    }
+
+    /// Writes JSON object members into bytes, straight: an entry is rendered per request
+    /// while a stream is open, and building values first would cost several times more.
+    public struct JSONWriter {
+        var bytes: [UInt8] = []
+        private var first = true
+
+        public mutating func member(_ name: String, _ value: String?) {
+            key(name)
+            if let value { JSON.writeString(value, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+        }
+
+        public mutating func member(_ name: String, object pairs: [(name: String, value: String)]) {
+            key(name)
+            bytes.append(UInt8(ascii: "{"))
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                JSON.writeString(pair.name, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                JSON.writeString(pair.value, to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+
+        mutating func key(_ name: String) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            JSON.writeString(name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
         }
     }
 
@@ -74,7 +120,7 @@ public struct RequestLog: Sendable {
         var details = record()
         details.source = source
         details.status = status
-        kept.append(Self.entry(details, seq: seq, at: milliseconds))
+        kept.append(Entry(seq: seq, milliseconds: milliseconds, record: details))
         if retained > max {
             head += 1
             dropped += 1
@@ -151,50 +197,59 @@ public struct RequestLog: Sendable {
         return found
     }
 
-    static func entry(_ record: Record, seq: Int64, at milliseconds: Int64) -> Entry {
-        var object = JSONObject([
-            ("seq", .integer(seq)), ("time", .string(Self.timestamp(milliseconds))), ("source", .string(record.source)),
-        ])
+    /// The entry's JSON, written straight into bytes: a stream renders one per request.
+    static func render(_ entry: Entry, whole: Bool) -> String {
+        let record = entry.record
+        var out: [UInt8] = []
+        out.reserveCapacity(512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
+        func key(_ name: StaticString) {
+            out.append(UInt8(ascii: ","))
+            out.append(UInt8(ascii: "\""))
+            name.withUTF8Buffer { out.append(contentsOf: $0) }
+            out.append(contentsOf: #"":"#.utf8)
+        }
+        out.append(contentsOf: #"{"seq":"#.utf8)
+        out.append(contentsOf: String(entry.seq).utf8)
+        key("time")
+        out.append(UInt8(ascii: "\""))
+        timestamp(entry.milliseconds, into: &out)
+        out.append(UInt8(ascii: "\""))
+        key("source")
+        JSON.writeString(record.source, to: &out)
         if record.devices.count == 1 {
-            object["device"] = .string(record.devices[0])
+            key("device")
+            JSON.writeString(record.devices[0], to: &out)
         } else if record.devices.count > 1 {
-            object["devices"] = .array(record.devices.map(JSON.string))
+            key("devices")
+            JSON.array(record.devices.map(JSON.string)).write(to: &out)
         }
-        var request = record.request
-        var whole = object
         var truncated = false
-        if let body = record.body {
-            var wholeRequest = request
-            wholeRequest["body"] = .string(body)
-            whole["request"] = .object(wholeRequest)
-            let cut = Self.prefix(body, bytes: shownBodyBytes)
-            truncated = cut.utf8.count < body.utf8.count
-            request["body"] = .string(cut)
-        } else {
-            whole["request"] = .object(request)
+        var shown: String?
+        if let bytes = record.body {
+            let body = String(decoding: bytes, as: UTF8.self)
+            shown = whole ? body : Self.prefix(body, bytes: shownBodyBytes)
+            truncated = shown!.utf8.count < body.utf8.count
         }
-        object["request"] = .object(request)
-        for (key, value) in [("status", JSON.integer(Int64(record.status)))]
-            + [("reason", record.reason), ("error", record.error), ("effect", record.effect)].compactMap({ key, value in
-                value.map { (key, JSON.string($0)) }
-            })
-        {
-            object[key] = value
-            whole[key] = value
+        key("request")
+        out.append(contentsOf: record.requestJSON(body: shown))
+        key("status")
+        out.append(contentsOf: String(record.status).utf8)
+        for (name, value) in [("reason", record.reason), ("error", record.error), ("effect", record.effect)] {
+            guard let value else { continue }
+            out.append(contentsOf: #",""#.utf8)
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: #"":"#.utf8)
+            JSON.writeString(value, to: &out)
         }
-        if truncated { object["truncated"] = true }
-        let deliveries = "[" + record.deliveries.joined(separator: ",") + "]"
-        func render(_ object: JSONObject) -> String {
-            String(object.compactText.dropLast()) + #","deliveries":"# + deliveries + "}"
+        if truncated { out.append(contentsOf: #","truncated":true"#.utf8) }
+        // Delivery lines are JSON objects already: they go in as written.
+        out.append(contentsOf: #","deliveries":["#.utf8)
+        for (index, line) in record.deliveries.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: line.utf8)
         }
-        let searchable = [
-            record.request.compactText, record.body ?? "", record.reason ?? "", record.error ?? "",
-            record.effect ?? "",
-        ].joined(separator: "\n")
-        let summary = render(object)
-        return Entry(
-            seq: seq, source: record.source, devices: record.devices, status: record.status, searchable: searchable,
-            text: truncated ? render(whole) : summary, summary: summary)
+        out.append(contentsOf: "]}".utf8)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The longest prefix of `text` within `bytes` UTF-8 bytes that ends on a character.
@@ -207,11 +262,50 @@ public struct RequestLog: Sendable {
 
     /// RFC 3339 in UTC with milliseconds: `2026-11-30T12:00:00.123Z`.
     public static func timestamp(_ milliseconds: Int64) -> String {
+        var out: [UInt8] = []
+        timestamp(milliseconds, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func timestamp(_ milliseconds: Int64, into out: inout [UInt8]) {
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds % 1000))
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            var value = value
+            for _ in 0..<count {
+                out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                value %= divisor
+                divisor = Swift.max(divisor / 10, 1)
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        out.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        out.append(UInt8(ascii: "."))
+        digits(Int(milliseconds % 1000), 3)
+        out.append(UInt8(ascii: "Z"))
+    }
+}
+
+extension RequestLog.Record {
+    /// The request as a JSON object, with `body` last when given.
+    func requestJSON(body: String?) -> [UInt8] {
+        var writer = RequestLog.JSONWriter()
+        writer.bytes.append(UInt8(ascii: "{"))
+        request(&writer)
+        if let body { writer.member("body", body) }
+        writer.bytes.append(UInt8(ascii: "}"))
+        return writer.bytes
     }
 }

@@ -16,19 +16,24 @@ struct RequestMetrics {
     private(set) var deliveries: [String: Int] = ["received": 0, "opened": 0, "token_refresh": 0, "other": 0]
 
     mutating func observe(source: String, seconds: Double, deliveries lines: [String]) {
-        var durations = self.durations[source] ?? Durations()
         let index = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
-        durations.buckets[index] += 1
-        durations.sum += seconds
-        durations.count += 1
-        self.durations[source] = durations
+        // In place: a copy of the entry would copy its buckets on every request.
+        durations[source, default: Durations()].buckets[index] += 1
+        durations[source, default: Durations()].sum += seconds
+        durations[source, default: Durations()].count += 1
         for line in lines { deliveries[Self.kind(of: line), default: 0] += 1 }
     }
 
-    /// A delivery line's event kind: the push plugin's `mobiler_push`, inside its output.
+    private static let kinds = ["received", "opened", "token_refresh"].map { kind in
+        (kind, Array(#"mobiler_push\":\"\#(kind)\"}"}"#.utf8))
+    }
+
+    /// A delivery line's event kind: the push plugin's `mobiler_push`, which ends its
+    /// event (escaped there, as the output is a string); any other delivery is `other`.
     static func kind(of line: String) -> String {
-        for kind in ["received", "opened", "token_refresh"] where line.contains(#"mobiler_push\":\"\#(kind)"#) {
-            return kind
+        let utf8 = line.utf8
+        for (kind, ending) in kinds where utf8.count >= ending.count {
+            if utf8.suffix(ending.count).elementsEqual(ending) { return kind }
         }
         return "other"
     }

@@ -82,9 +82,8 @@ public final class Session {
         requestStarted = Self.monotonicNanoseconds()
         let (reply, deliveries, op) = execute(line: line)
         appendLog(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) {
-            var record = RequestLog.Record(
-                source: source, status: 0, request: JSONObject([("op", op.map(JSON.string) ?? .null)]))
-            record.body = String(decoding: line, as: UTF8.self)
+            var record = RequestLog.Record(source: source, status: 0) { $0.member("op", op) }
+            record.body = Array(line)
             record.devices = Self.devices(touched: touched, reply: reply)
             record.error = reply["error"]?.stringValue
             record.reason = reply["reason"]?.stringValue
@@ -158,9 +157,9 @@ public final class Session {
             if let problem = waitForTouchedHosts() { report["effect"] = .string(problem) }
             let deliveries = endpoint.takeLines()
             appendLog(source: "mqtt", status: 200, deliveries: deliveries) {
-                var record = RequestLog.Record(
-                    source: "mqtt", status: 200, request: JSONObject([("topic", .string(arrival.message.topic))]))
-                record.body = String(decoding: arrival.message.payload, as: UTF8.self)
+                let topic = arrival.message.topic
+                var record = RequestLog.Record(source: "mqtt", status: 200) { $0.member("topic", topic) }
+                record.body = arrival.message.payload
                 record.devices = [arrival.deviceID]
                 record.effect = report["effect"]?.stringValue
                 record.deliveries = deliveries

@@ -158,9 +158,9 @@ enum FrontDoorBenchmark {
         var port = 0
         let directory = NSTemporaryDirectory() + "cxbench-ca-\(UUID().uuidString)"
 
-        init(_ executable: URL) throws {
+        init(_ executable: URL, arguments: [String] = []) throws {
             process.executableURL = executable
-            process.arguments = ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory]
+            process.arguments = ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory] + arguments
             process.standardInput = input
             process.standardOutput = output
             try process.run()
@@ -204,4 +204,78 @@ enum FrontDoorBenchmark {
     }
 
     static func startShell(_ executable: URL) throws -> Shell { try Shell(executable) }
+
+    /// What the inspector's log costs the front door (inspector.md, "Speed"): the same
+    /// pushes into a shell that keeps no log (`--log-max 0`), one that keeps it (the
+    /// default), and one that keeps it with a live stream open, in interleaved rounds.
+    static func logCost(executable: URL) {
+        let pushes = max(Self.pushes / scale / 2, 1_000)
+        let target = "logged >= 0.95 x unlogged; streamed >= 0.85 x unlogged"
+        let work = NSTemporaryDirectory() + "cxbench-log-cost-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        var shells: [Shell] = []
+        var uriFiles: [String] = []
+        for (index, arguments) in [["--log-max", "0"], [], []].enumerated() {
+            guard let shell = try? Shell(executable, arguments: arguments) else {
+                report("front_door_log_cost", [], target: target, met: false, note: "the shell did not start")
+                return
+            }
+            // A thousand ready devices through the API, in one request.
+            let made = post(port: shell.port, path: "/api/v1/devices", body: #"{"platform":"ios","count":1000,"ready":true}"#)
+            let tokens = ((try? JSON.parse(text: made))?["devices"]?.arrayValue ?? []).compactMap { $0["token"]?.stringValue }
+            let file = work + "/uris-\(index)"
+            try? (tokens.map { "http://127.0.0.1:\(shell.port)/3/device/\($0)" }.joined(separator: "\n") + "\n")
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            shell.drainInBackground()
+            shells.append(shell)
+            uriFiles.append(file)
+        }
+        defer { for shell in shells { shell.stop() } }
+        // The third shell's log is watched: a curl reading its stream for the whole run.
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        watcher.arguments = ["curl", "-s", "-N", "-o", "/dev/null", "http://127.0.0.1:\(shells[2].port)/api/v1/stream"]
+        try? watcher.run()
+        defer { kill(watcher.processIdentifier, SIGKILL) }
+        let body = work + "/push.json"
+        try? Data(#"{"aps":{"alert":"bench"},"n":1}"#.utf8).write(to: URL(fileURLWithPath: body))
+        // No key is registered: the token's signature is not checked, the same for all three.
+        let header = #"{"alg":"ES256","kid":"K"}"#, claims = #"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970))}"#
+        let token = "bearer " + [header, claims].map { Data($0.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "") }
+            .joined(separator: ".") + "." + String(repeating: "A", count: 86)
+        var best = [Run(), Run(), Run()]
+        // Five rounds, each starting with another shell, so no side always runs first.
+        for round in 0..<5 {
+            for index in (0..<3).map({ ($0 + round) % 3 }) {
+                let run = h2load(
+                    uris: uriFiles[index], body: body, authorization: token, pushes: pushes, log: work + "/log-\(index)")
+                if run.perSecond > best[index].perSecond { best[index] = run }
+            }
+        }
+        let logged = best[1].perSecond / max(best[0].perSecond, 1)
+        let streamed = best[2].perSecond / max(best[0].perSecond, 1)
+        report(
+            "front_door_log_cost",
+            [
+                ("pushes", Double(pushes)), ("unlogged_per_second", best[0].perSecond),
+                ("logged_per_second", best[1].perSecond), ("streamed_per_second", best[2].perSecond),
+                ("logged_over_unlogged", logged), ("streamed_over_unlogged", streamed),
+                ("ok", Double(best.map(\.succeeded).min() ?? 0)),
+            ],
+            target: target, met: logged >= 0.95 && streamed >= 0.85 && best.allSatisfy { $0.succeeded == pushes })
+    }
+
+    /// A POST to the inspector; the answer's body.
+    static func post(port: Int, path: String, body: String) -> String {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "-H", "content-type: application/json", "-d", body, "http://127.0.0.1:\(port)\(path)"]
+        let pipe = Pipe()
+        curl.standardOutput = pipe
+        guard (try? curl.run()) != nil else { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
 }

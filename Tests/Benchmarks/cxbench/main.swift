@@ -16,3 +16,6 @@ if wanted("shell") { ShellBenchmark.run(executable: here.appendingPathComponent(
 if wanted("memory") { MemoryBenchmark.run() }
 if wanted("world") { WorldBenchmark.run() }
 if wanted("frontdoor") { FrontDoorBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
+if wanted("frontdoor") || only.contains("logcost") {
+    FrontDoorBenchmark.logCost(executable: here.appendingPathComponent("cxshell"))
+}
