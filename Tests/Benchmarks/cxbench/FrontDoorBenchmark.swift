@@ -222,8 +222,11 @@ enum FrontDoorBenchmark {
                 return
             }
             // A thousand ready devices through the API, in one request.
-            let made = post(port: shell.port, path: "/api/v1/devices", body: #"{"platform":"ios","count":1000,"ready":true}"#)
-            let tokens = ((try? JSON.parse(text: made))?["devices"]?.arrayValue ?? []).compactMap { $0["token"]?.stringValue }
+            let made = post(
+                port: shell.port, path: "/api/v1/devices", body: #"{"platform":"ios","count":1000,"ready":true}"#)
+            let tokens = ((try? JSON.parse(text: made))?["devices"]?.arrayValue ?? []).compactMap {
+                $0["token"]?.stringValue
+            }
             let file = work + "/uris-\(index)"
             try? (tokens.map { "http://127.0.0.1:\(shell.port)/3/device/\($0)" }.joined(separator: "\n") + "\n")
                 .write(toFile: file, atomically: true, encoding: .utf8)
@@ -241,15 +244,19 @@ enum FrontDoorBenchmark {
         let body = work + "/push.json"
         try? Data(#"{"aps":{"alert":"bench"},"n":1}"#.utf8).write(to: URL(fileURLWithPath: body))
         // No key is registered: the token's signature is not checked, the same for all three.
-        let header = #"{"alg":"ES256","kid":"K"}"#, claims = #"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970))}"#
-        let token = "bearer " + [header, claims].map { Data($0.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "") }
+        let header = #"{"alg":"ES256","kid":"K"}"#
+        let claims = #"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970))}"#
+        let token =
+            "bearer "
+            + [header, claims].map { Data($0.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "") }
             .joined(separator: ".") + "." + String(repeating: "A", count: 86)
         var best = [Run(), Run(), Run()]
         // Five rounds, each starting with another shell, so no side always runs first.
         for round in 0..<5 {
             for index in (0..<3).map({ ($0 + round) % 3 }) {
                 let run = h2load(
-                    uris: uriFiles[index], body: body, authorization: token, pushes: pushes, log: work + "/log-\(index)")
+                    uris: uriFiles[index], body: body, authorization: token, pushes: pushes, log: work + "/log-\(index)"
+                )
                 if run.perSecond > best[index].perSecond { best[index] = run }
             }
         }
@@ -270,7 +277,9 @@ enum FrontDoorBenchmark {
     static func post(port: Int, path: String, body: String) -> String {
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = ["curl", "-s", "-H", "content-type: application/json", "-d", body, "http://127.0.0.1:\(port)\(path)"]
+        curl.arguments = [
+            "curl", "-s", "-H", "content-type: application/json", "-d", body, "http://127.0.0.1:\(port)\(path)",
+        ]
         let pipe = Pipe()
         curl.standardOutput = pipe
         guard (try? curl.run()) != nil else { return "" }
