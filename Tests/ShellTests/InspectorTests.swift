@@ -448,4 +448,27 @@ import Testing
         #expect(checked == 16)
         #expect(shell.stop() == 0)
     }
+
+    /// HTTP/1.1 answers in order: a request pipelined behind a long poll waits for it, and
+    /// both are answered, in order, once the poll is.
+    @Test func aRequestPipelinedBehindALongPollWaitsForIt() throws {
+        let shell = try Shell()
+        let made = try devices(shell, 1)
+        let socket = try #require(FrontDoorTests.connection(port: shell.port))
+        defer { close(socket) }
+        FrontDoorTests.write(
+            Array(
+                ("GET /api/v1/log?after=1&wait=30 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                    + "GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").utf8), to: socket)
+        var rounds = 0
+        while try call(shell, "GET", "/api/v1/world").json?["watching"]?["polls"] != 1, rounds < 1_000 { rounds += 1 }
+        var byte: UInt8 = 0
+        #expect(recv(socket, &byte, 1, Int32(MSG_DONTWAIT)) == -1 && errno == EAGAIN, "answered before the poll")
+        #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 200"))
+        let poll = FrontDoorTests.answer(on: socket)
+        #expect(poll.hasPrefix("HTTP/1.1 200"), "\(poll)")
+        let health = FrontDoorTests.answer(on: socket)
+        #expect(health.hasPrefix("HTTP/1.1 200") && health.contains("content-type: text/plain"), "\(health)")
+        #expect(shell.stop() == 0)
+    }
 }
