@@ -22,13 +22,19 @@ struct LogWatchers {
 
     private(set) var polls: [Poll] = []
     private(set) var streams: [Stream] = []
-    /// Streams' events are rendered and sent here, in order, off the world's thread: the
-    /// request path only hands the entry over (inspector.md, "Speed").
+    /// Streams' events are rendered and sent off the world's thread: the request path
+    /// only hands the entry over (inspector.md, "Speed"), and the renderer takes what has
+    /// piled up in one go, one write per stream for the lot.
     private let renderer = DispatchQueue(label: "cxshell.log-streams")
-    /// Entries handed over and not yet sent; past `maxBehind` the streams are ended (their
-    /// clients resume with Last-Event-ID) rather than let the backlog grow.
-    private let behind = Monitor(0)
+    private let handedOver = Monitor(HandedOver())
+    /// Past this many entries waiting, the streams are ended (their clients resume with
+    /// Last-Event-ID) rather than let the backlog grow.
     static let maxBehind = 50_000
+
+    struct HandedOver {
+        var entries: [(entry: RequestLog.Entry, streams: [Stream])] = []
+        var scheduled = false
+    }
 
     var isEmpty: Bool { polls.isEmpty && streams.isEmpty }
 
@@ -55,9 +61,10 @@ struct LogWatchers {
         streams.removeAll { $0.later.isGone }
         guard !streams.isEmpty else { return }
         let targets = streams
-        let backlog = behind.withLock { count in
-            count += 1
-            return count
+        let (schedule, backlog) = handedOver.withLock { handed in
+            handed.entries.append((entry, targets))
+            defer { handed.scheduled = true }
+            return (!handed.scheduled, handed.entries.count)
         }
         if backlog > Self.maxBehind {
             // The streams' clients read slower than the world writes: end them, so they
@@ -65,13 +72,33 @@ struct LogWatchers {
             for stream in targets { stream.later.send(.end) }
             streams.removeAll()
         }
-        renderer.async { [behind] in
-            var event: [UInt8]?
-            for stream in targets where stream.filter.matches(entry) {
-                if event == nil { event = Self.event(entry) }
-                stream.later.send(.write(event!))
+        if schedule { renderer.async { [handedOver] in Self.render(handedOver) } }
+    }
+
+    /// Renders and sends what was handed over, until nothing is left.
+    private static func render(_ handedOver: Monitor<HandedOver>) {
+        while true {
+            let batch = handedOver.withLock { handed in
+                defer { handed.entries.removeAll(keepingCapacity: true) }
+                if handed.entries.isEmpty { handed.scheduled = false }
+                return handed.entries
             }
-            behind.withLock { $0 -= 1 }
+            guard !batch.isEmpty else { return }
+            var writes: [ObjectIdentifier: (later: HTTPLater, bytes: [UInt8])] = [:]
+            var order: [ObjectIdentifier] = []
+            for (entry, streams) in batch {
+                var event: [UInt8]?
+                for stream in streams where stream.filter.matches(entry) {
+                    if event == nil { event = Self.event(entry) }
+                    let id = ObjectIdentifier(stream.later)
+                    if writes[id] == nil {
+                        writes[id] = (stream.later, [])
+                        order.append(id)
+                    }
+                    writes[id]!.bytes += event!
+                }
+            }
+            for id in order { writes[id].map { $0.later.send(.write($0.bytes)) } }
         }
     }
 
@@ -84,7 +111,10 @@ struct LogWatchers {
 
     /// One entry as a Server-Sent Event.
     static func event(_ entry: RequestLog.Entry) -> [UInt8] {
-        Array("event: log\nid: \(entry.seq)\ndata: \(entry.summary)\n\n".utf8)
+        var bytes = Array("event: log\nid: \(entry.seq)\ndata: ".utf8)
+        RequestLog.render(entry, whole: false, into: &bytes)
+        bytes.append(contentsOf: "\n\n".utf8)
+        return bytes
     }
 
     /// What a stream resumed after `lastID` first gets: a gap when entries it missed

@@ -67,7 +67,7 @@ extension Session {
             json.member("method", request.method)
             json.member("path", request.path)
             json.member("host", request.authorityHost ?? request.serverHost)
-            json.member("headers", object: request.headers.filter { !$0.name.hasPrefix(":") })
+            json.member("headers", headers: request.headers)
         }
         if !request.body.isEmpty { record.body = request.body }
         if let device = report["device"]?.stringValue {

@@ -66,11 +66,14 @@ public struct RequestLog: Sendable {
             if let value { JSON.writeString(value, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
         }
 
-        public mutating func member(_ name: String, object pairs: [(name: String, value: String)]) {
+        /// An object of the pairs, leaving out HTTP/2's pseudo-headers (`:path`, …).
+        public mutating func member(_ name: String, headers pairs: [(name: String, value: String)]) {
             key(name)
             bytes.append(UInt8(ascii: "{"))
-            for (index, pair) in pairs.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            var written = 0
+            for pair in pairs where pair.name.utf8.first != UInt8(ascii: ":") {
+                if written > 0 { bytes.append(UInt8(ascii: ",")) }
+                written += 1
                 JSON.writeString(pair.name, to: &bytes)
                 bytes.append(UInt8(ascii: ":"))
                 JSON.writeString(pair.value, to: &bytes)
@@ -197,10 +200,15 @@ public struct RequestLog: Sendable {
         return found
     }
 
-    /// The entry's JSON, written straight into bytes: a stream renders one per request.
     static func render(_ entry: Entry, whole: Bool) -> String {
-        let record = entry.record
         var out: [UInt8] = []
+        render(entry, whole: whole, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The entry's JSON, written straight into bytes: a stream renders one per request.
+    static func render(_ entry: Entry, whole: Bool, into out: inout [UInt8]) {
+        let record = entry.record
         out.reserveCapacity(512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
         func key(_ name: StaticString) {
             out.append(UInt8(ascii: ","))
@@ -249,7 +257,6 @@ public struct RequestLog: Sendable {
             out.append(contentsOf: line.utf8)
         }
         out.append(contentsOf: "]}".utf8)
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The longest prefix of `text` within `bytes` UTF-8 bytes that ends on a character.
