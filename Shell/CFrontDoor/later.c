@@ -160,6 +160,20 @@ void cx_front_door_stream_end(cx_front_door *door, cx_http_later id) {
     if (op) queue(door, op);
 }
 
+/* The stream's answer becomes the op's status and headers (and body, when `body`). */
+static void take_answer(stream *s, later_op *op, bool body) {
+    answer_clear(&s->answer);
+    s->answer.status = op->answer.status;
+    s->answer.headers = op->answer.headers;
+    s->answer.header_count = op->answer.header_count;
+    op->answer.headers = NULL;
+    op->answer.header_count = 0;
+    if (body) {
+        s->answer.body = op->answer.body;
+        op->answer.body = (buffer){0};
+    }
+}
+
 static void apply(cx_front_door *door, later_op *op) {
     later *l = find(door, op->id);
     if (!l) return; /* its client went away, or it was already answered */
@@ -168,23 +182,13 @@ static void apply(cx_front_door *door, later_op *op) {
     switch (op->kind) {
     case OP_COMPLETE:
         if (s->streaming) return;
-        answer_clear(&s->answer);
-        s->answer.status = op->answer.status;
-        s->answer.headers = op->answer.headers;
-        s->answer.header_count = op->answer.header_count;
-        s->answer.body = op->answer.body;
-        op->answer = (cx_http_answer){0};
+        take_answer(s, op, true);
         drop(door, l, false);
         send_now(&(later){op->id, c, s, 0});
         return;
     case OP_BEGIN:
         if (s->streaming) return;
-        answer_clear(&s->answer);
-        s->answer.status = op->answer.status;
-        s->answer.headers = op->answer.headers;
-        s->answer.header_count = op->answer.header_count;
-        op->answer.headers = NULL;
-        op->answer.header_count = 0;
+        take_answer(s, op, false);
         s->streaming = true;
         l->deadline_ms = 0;
         if (c->app == APP_HTTP2) http2_submit_answer(c, s);

@@ -37,6 +37,32 @@ import Testing
             arguments: ["--log-max", "0"])
     }
 
+    /// What a flood did, measured: its own result, the shell's peak memory growth and the
+    /// ceiling for it.
+    struct Flooded<Result> {
+        let result: Result
+        let grownKiB: Int
+        let ceilingKiB: Int
+    }
+
+    /// Floods a measured shell that has one ready device, then checks that a well-behaved
+    /// client is still served (a push, its delivery) and that the shell ends cleanly.
+    func afterFlooding<Result>(
+        ceiling: Int = ceilingKiB, _ flood: (Shell) throws -> Result
+    ) throws -> Flooded<Result> {
+        let shell = try measuredShell()
+        let token = try FrontDoorTests().iosDevice(shell)
+        let lines = shell.drainOutput()
+        let before = shell.memoryKiB("VmHWM")
+        let result = try flood(shell)
+        let grown = shell.memoryKiB("VmHWM") - before
+        #expect(try push(shell, token).hasPrefix("HTTP/2 200"))
+        #expect(deliveries(in: lines) == 1)
+        let measured = Flooded(result: result, grownKiB: grown, ceilingKiB: Self.ceiling(ceiling, for: shell))
+        #expect(shell.stop() == 0)
+        return measured
+    }
+
     /// The delivery lines the shell wrote. It writes them before it answers, but the test's
     /// reader takes them from the pipe on its own thread: wait for it (at most 10 s).
     func deliveries(in lines: Monitor<[String]>, expected: Int = 1) -> Int {
@@ -86,98 +112,77 @@ import Testing
     /// An h2c client that sends PING frames and never reads: its acks stay in nghttp2's
     /// queue once its unsent output passes the bound, and the queue's own limit closes it.
     @Test func aPingFloodThatNeverReadsIsClosedAndHeldToAFewMiB() throws {
-        let shell = try measuredShell()
-        let token = try FrontDoorTests().iosDevice(shell)
-        let lines = shell.drainOutput()
-        let before = shell.memoryKiB("VmHWM")
-        let socket = try #require(FrontDoorTests.connection(port: shell.port))
-        defer { close(socket) }
-        let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [0, 0, 0, 4, 0, 0, 0, 0, 0]
-        let ping: [UInt8] = [0, 0, 8, 6, 0, 0, 0, 0, 0] + [1, 2, 3, 4, 5, 6, 7, 8]
-        let (sent, closed) = flood(socket, preface: preface, unit: ping, limit: 256 << 20)
-        let grown = shell.memoryKiB("VmHWM") - before
-        print("bound: a PING flood: \(sent) bytes sent, closed \(closed), peak memory +\(grown) KiB")
+        let flooded = try afterFlooding { shell in
+            let socket = try #require(FrontDoorTests.connection(port: shell.port))
+            defer { close(socket) }
+            let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [0, 0, 0, 4, 0, 0, 0, 0, 0]
+            let ping: [UInt8] = [0, 0, 8, 6, 0, 0, 0, 0, 0] + [1, 2, 3, 4, 5, 6, 7, 8]
+            return flood(socket, preface: preface, unit: ping, limit: 256 << 20)
+        }
+        let (sent, closed) = flooded.result
+        print("bound: a PING flood: \(sent) bytes sent, closed \(closed), peak memory +\(flooded.grownKiB) KiB")
         #expect(closed, "the shell took \(sent) bytes of PINGs and neither closed the connection nor stopped reading")
-        #expect(
-            grown < Self.ceiling(Self.ceilingKiB, for: shell),
-            "the shell's peak memory grew by \(grown) KiB for \(sent) bytes of PINGs")
-        #expect(try push(shell, token).hasPrefix("HTTP/2 200"))
-        #expect(deliveries(in: lines) == 1)
-        #expect(shell.stop() == 0)
+        #expect(flooded.grownKiB < flooded.ceilingKiB, "the peak grew by \(flooded.grownKiB) KiB for \(sent) bytes")
     }
 
     /// An HTTP/1.1 client that pipelines requests and never reads its answers stops being
     /// read once its unsent answers pass the bound: its sends then block.
     @Test func pipelinedRequestsThatAreNeverReadStopBeingRead() throws {
-        let shell = try measuredShell()
-        let token = try FrontDoorTests().iosDevice(shell)
-        let lines = shell.drainOutput()
-        let before = shell.memoryKiB("VmHWM")
-        let socket = try #require(FrontDoorTests.connection(port: shell.port))
-        defer { close(socket) }
-        let request = Array("GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         let limit = 48 << 20
-        let (sent, _) = flood(socket, unit: request, limit: limit)
-        let grown = shell.memoryKiB("VmHWM") - before
+        let flooded = try afterFlooding { shell in
+            let socket = try #require(FrontDoorTests.connection(port: shell.port))
+            defer { close(socket) }
+            return flood(socket, unit: Array("GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n".utf8), limit: limit).sent
+        }
+        let sent = flooded.result
         print(
-            "bound: pipelined HTTP/1.1: \(sent) bytes sent before the shell stopped reading, peak memory +\(grown) KiB")
+            "bound: pipelined HTTP/1.1: \(sent) bytes sent before the shell stopped reading, +\(flooded.grownKiB) KiB")
         #expect(sent < limit, "the shell went on reading past \(sent) bytes of requests whose answers wait")
-        #expect(
-            grown < Self.ceiling(Self.ceilingKiB, for: shell),
-            "the shell's peak memory grew by \(grown) KiB for \(sent) bytes of requests")
-        #expect(try push(shell, token).hasPrefix("HTTP/2 200"))
-        #expect(deliveries(in: lines) == 1)
-        #expect(shell.stop() == 0)
+        #expect(flooded.grownKiB < flooded.ceilingKiB, "the peak grew by \(flooded.grownKiB) KiB for \(sent) bytes")
     }
 
     /// Request bodies that never end: the window HTTP/2 gives back stops at the
     /// connection's bound (2 MiB) and, over many connections, at the door's (32 MiB), so a
     /// client that obeys flow control cannot send more, and one that does not is closed.
     @Test func unfinishedBodiesAreBoundedPerConnectionAndInAll() throws {
-        let shell = try measuredShell()
-        let token = try FrontDoorTests().iosDevice(shell)
-        let lines = shell.drainOutput()
-        let before = shell.memoryKiB("VmHWM")
         let body = (1 << 20) - 1024
-        // 200 streams on one connection.
-        let one = try #require(HTTP2TestClient(port: shell.port))
-        for _ in 0..<200 {
-            one.request("POST", "fcm.googleapis.com", "/v1/projects/demo/messages:send", body: body, ends: false)
-        }
-        one.pumpUntilQuiet()
-        #expect(!one.closed)
-        #expect(
-            one.bodyBytesSent <= (2 << 20) + (128 << 10), "one connection sent \(one.bodyBytesSent) bytes of bodies")
-        #expect(one.bodyBytesSent >= 1 << 20, "the bound is 2 MiB: \(one.bodyBytesSent) bytes were let in")
-        // Forty more, 4 streams each: more than the door holds in all (about 1.1 MiB each
-        // gets in, as bodies' buffers double up to the connection's 2 MiB).
-        let many = (0..<40).compactMap { _ in HTTP2TestClient(port: shell.port) }
-        #expect(many.count == 40)
-        for client in many {
-            for _ in 0..<4 {
-                client.request("POST", "fcm.googleapis.com", "/v1/projects/demo/messages:send", body: body, ends: false)
+        // The clients are the flood's result, so they hold their bodies while the push after
+        // it shows that a request that fits its first window is answered all the same.
+        let flooded = try afterFlooding(ceiling: 48 * 1024) { shell -> [HTTP2TestClient] in
+            // 200 streams on one connection.
+            let one = try #require(HTTP2TestClient(port: shell.port))
+            for _ in 0..<200 {
+                one.request("POST", "fcm.googleapis.com", "/v1/projects/demo/messages:send", body: body, ends: false)
             }
-        }
-        for _ in 0..<2_000 {
-            let moved = many.map { $0.pump() }.contains(true)
-            if !moved {
-                var descriptors = many.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
-                if poll(&descriptors, nfds_t(descriptors.count), 300) == 0 { break }
+            one.pumpUntilQuiet()
+            #expect(!one.closed)
+            #expect(one.bodyBytesSent <= (2 << 20) + (128 << 10), "one connection sent \(one.bodyBytesSent) bytes")
+            #expect(one.bodyBytesSent >= 1 << 20, "the bound is 2 MiB: \(one.bodyBytesSent) bytes were let in")
+            // Forty more, 4 streams each: more than the door holds in all (about 1.1 MiB
+            // each gets in, as bodies' buffers double up to the connection's 2 MiB).
+            let many = (0..<40).compactMap { _ in HTTP2TestClient(port: shell.port) }
+            #expect(many.count == 40)
+            for client in many {
+                for _ in 0..<4 {
+                    client.request(
+                        "POST", "fcm.googleapis.com", "/v1/projects/demo/messages:send", body: body, ends: false)
+                }
             }
+            for _ in 0..<2_000 {
+                let moved = many.map { $0.pump() }.contains(true)
+                if !moved {
+                    var descriptors = many.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
+                    if poll(&descriptors, nfds_t(descriptors.count), 300) == 0 { break }
+                }
+            }
+            return [one] + many
         }
-        let all = many.reduce(one.bodyBytesSent) { $0 + $1.bodyBytesSent }
-        print("bound: unfinished bodies: \(one.bodyBytesSent) bytes on one connection, \(all) on 41")
+        let all = flooded.result.reduce(0) { $0 + $1.bodyBytesSent }
+        print("bound: unfinished bodies: \(flooded.result[0].bodyBytesSent) bytes on one connection, \(all) on 41")
+        print("bound: unfinished bodies: peak memory +\(flooded.grownKiB) KiB")
         // The door's 32 MiB, and at most one window (64 KiB) more per connection.
         #expect(all <= (32 << 20) + 41 * 65_536, "41 connections sent \(all) bytes of unfinished bodies")
-        let grown = shell.memoryKiB("VmHWM") - before
-        print("bound: unfinished bodies: peak memory +\(grown) KiB")
-        #expect(
-            grown < Self.ceiling(48 * 1024, for: shell),
-            "the shell's peak memory grew by \(grown) KiB for \(all) bytes of unfinished bodies")
-        // A push that fits in its first window is still answered while the rest wait.
-        #expect(try push(shell, token).hasPrefix("HTTP/2 200"))
-        #expect(deliveries(in: lines) == 1)
-        #expect(shell.stop() == 0)
+        #expect(flooded.grownKiB < flooded.ceilingKiB, "the peak grew by \(flooded.grownKiB) KiB for \(all) bytes")
     }
 
     /// The common default soft limit of 1,024 descriptors would not fit 1,024 connections:
