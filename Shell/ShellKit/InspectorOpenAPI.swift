@@ -3,331 +3,813 @@
 /// against what the server answers.
 enum InspectorOpenAPI {
     static let json = #"""
-{
- "openapi": "3.1.0",
- "info": {
-  "title": "cxshell inspector",
-  "version": "0.19.0",
-  "description": "The world of simulated devices, driven and watched over HTTP (inspector.md). Served on `cxshell serve --listen`'s port to requests addressed to the shell itself (localhost, an IP address, or an `--api-host` name; another name gets 421). With `--api-token`, every path but /livez and /readyz needs `Authorization: Bearer <token>` (else 401). A write needs `Content-Type: application/json` and, when it carries an `Origin`, the shell's own (else 403). Errors are `{\"error\": \"<sentence>\"}`."
- },
- "security": [
-  {
-   "bearer": []
-  }
- ],
- "paths": {
-  "/": {
-   "get": {
-    "summary": "The inspector's page",
-    "responses": {
-     "200": {
-      "description": "One self-contained HTML page.",
-      "content": {
-       "text/html": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/livez": {
-   "get": {
-    "summary": "Alive",
-    "security": [],
-    "responses": {
-     "200": {
-      "description": "`ok`",
-      "content": {
-       "text/plain": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/readyz": {
-   "get": {
-    "summary": "Ready: listening, and the world accepts requests",
-    "security": [],
-    "responses": {
-     "200": {
-      "description": "`ok`",
-      "content": {
-       "text/plain": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/metrics": {
-   "get": {
-    "summary": "Prometheus text exposition",
-    "responses": {
-     "200": {
-      "description": "cx_requests_total, cx_request_duration_seconds, cx_deliveries_total, cx_devices, cx_connections, cx_log_entries, cx_log_dropped_total.",
-      "content": {
-       "text/plain": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/openapi.json": {
-   "get": {
-    "summary": "This document",
-    "responses": {
-     "200": {
-      "description": "OpenAPI 3.1.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/requests": {
-   "post": {
-    "summary": "The line protocol over HTTP",
-    "description": "One request (shell-protocol.md) or an array of 1 to 10,000, applied in order. Each writes its deliveries and a `{\"network\":\"api\",…}` report line on standard output and is logged with source `api`.",
-    "requestBody": {
-     "required": true,
-     "content": {
-      "application/json": {
-       "schema": {
-        "oneOf": [
-         {
-          "type": "object"
+        {
+         "openapi": "3.1.0",
+         "info": {
+          "title": "cxshell inspector",
+          "version": "0.19.0",
+          "description": "The world of simulated devices, driven and watched over HTTP (inspector.md). Served on `cxshell serve --listen`'s port to requests addressed to the shell itself (localhost, an IP address, or an `--api-host` name; another name gets 421). With `--api-token`, every path but /livez and /readyz needs `Authorization: Bearer <token>` (else 401). A write needs `Content-Type: application/json` and, when it carries an `Origin`, the shell's own (else 403). Errors are `{\"error\": \"<sentence>\"}`."
          },
-         {
-          "type": "array",
-          "items": {
-           "type": "object"
-          },
-          "minItems": 1,
-          "maxItems": 10000
-         }
-        ]
-       }
-      }
-     }
-    },
-    "responses": {
-     "200": {
-      "description": "Exactly the delivery and reply objects standard output would carry, in order.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object",
-         "required": [
-          "lines"
-         ],
-         "properties": {
-          "lines": {
-           "type": "array",
-           "items": {
-            "type": "object"
-           }
+         "security": [
+          {
+           "bearer": []
           }
-         }
-        }
-       }
-      }
-     },
-     "400": {
-      "description": "Not JSON, or not a request or an array of them.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/world": {
-   "get": {
-    "summary": "The world's summary",
-    "responses": {
-     "200": {
-      "description": "",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/World"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/devices": {
-   "get": {
-    "summary": "The devices, with a cursor",
-    "parameters": [
-     {
-      "name": "limit",
-      "in": "query",
-      "schema": {
-       "type": "integer",
-       "minimum": 1,
-       "maximum": 1000,
-       "default": 100
-      }
-     },
-     {
-      "name": "after",
-      "in": "query",
-      "schema": {
-       "type": "string"
-      },
-      "description": "A device id: the list goes on after it."
-     },
-     {
-      "name": "platform",
-      "in": "query",
-      "schema": {
-       "type": "string",
-       "enum": [
-        "ios",
-        "android",
-        "web"
-       ]
-      }
-     },
-     {
-      "name": "state",
-      "in": "query",
-      "schema": {
-       "type": "string",
-       "enum": [
-        "foreground",
-        "background",
-        "not_running",
-        "force_stopped"
-       ]
-      }
-     }
-    ],
-    "responses": {
-     "200": {
-      "description": "",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object",
-         "required": [
-          "devices",
-          "next"
          ],
-         "properties": {
-          "devices": {
-           "type": "array",
-           "items": {
-            "$ref": "#/components/schemas/Device"
+         "paths": {
+          "/": {
+           "get": {
+            "summary": "The inspector's page",
+            "responses": {
+             "200": {
+              "description": "One self-contained HTML page.",
+              "content": {
+               "text/html": {
+                "schema": {
+                 "type": "string"
+                }
+               }
+              }
+             }
+            }
            }
           },
-          "next": {
-           "type": [
-            "string",
-            "null"
+          "/livez": {
+           "get": {
+            "summary": "Alive",
+            "security": [],
+            "responses": {
+             "200": {
+              "description": "`ok`",
+              "content": {
+               "text/plain": {
+                "schema": {
+                 "type": "string"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/readyz": {
+           "get": {
+            "summary": "Ready: listening, and the world accepts requests",
+            "security": [],
+            "responses": {
+             "200": {
+              "description": "`ok`",
+              "content": {
+               "text/plain": {
+                "schema": {
+                 "type": "string"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/metrics": {
+           "get": {
+            "summary": "Prometheus text exposition",
+            "responses": {
+             "200": {
+              "description": "cx_requests_total, cx_request_duration_seconds, cx_deliveries_total, cx_devices, cx_connections, cx_log_entries, cx_log_dropped_total.",
+              "content": {
+               "text/plain": {
+                "schema": {
+                 "type": "string"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/openapi.json": {
+           "get": {
+            "summary": "This document",
+            "responses": {
+             "200": {
+              "description": "OpenAPI 3.1.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/requests": {
+           "post": {
+            "summary": "The line protocol over HTTP",
+            "description": "One request (shell-protocol.md) or an array of 1 to 10,000, applied in order. Each writes its deliveries and a `{\"network\":\"api\",…}` report line on standard output and is logged with source `api`.",
+            "requestBody": {
+             "required": true,
+             "content": {
+              "application/json": {
+               "schema": {
+                "oneOf": [
+                 {
+                  "type": "object"
+                 },
+                 {
+                  "type": "array",
+                  "items": {
+                   "type": "object"
+                  },
+                  "minItems": 1,
+                  "maxItems": 10000
+                 }
+                ]
+               }
+              }
+             }
+            },
+            "responses": {
+             "200": {
+              "description": "Exactly the delivery and reply objects standard output would carry, in order.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "lines"
+                 ],
+                 "properties": {
+                  "lines": {
+                   "type": "array",
+                   "items": {
+                    "type": "object"
+                   }
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "Not JSON, or not a request or an array of them.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/world": {
+           "get": {
+            "summary": "The world's summary",
+            "responses": {
+             "200": {
+              "description": "",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/World"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/devices": {
+           "get": {
+            "summary": "The devices, with a cursor",
+            "parameters": [
+             {
+              "name": "limit",
+              "in": "query",
+              "schema": {
+               "type": "integer",
+               "minimum": 1,
+               "maximum": 1000,
+               "default": 100
+              }
+             },
+             {
+              "name": "after",
+              "in": "query",
+              "schema": {
+               "type": "string"
+              },
+              "description": "A device id: the list goes on after it."
+             },
+             {
+              "name": "platform",
+              "in": "query",
+              "schema": {
+               "type": "string",
+               "enum": [
+                "ios",
+                "android",
+                "web"
+               ]
+              }
+             },
+             {
+              "name": "state",
+              "in": "query",
+              "schema": {
+               "type": "string",
+               "enum": [
+                "foreground",
+                "background",
+                "not_running",
+                "force_stopped"
+               ]
+              }
+             }
+            ],
+            "responses": {
+             "200": {
+              "description": "",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "devices",
+                  "next"
+                 ],
+                 "properties": {
+                  "devices": {
+                   "type": "array",
+                   "items": {
+                    "$ref": "#/components/schemas/Device"
+                   }
+                  },
+                  "next": {
+                   "type": [
+                    "string",
+                    "null"
+                   ],
+                   "description": "Pass as `after` for the next page; null at the end."
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "A bad limit, or `after` names no device.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           },
+           "post": {
+            "summary": "Make devices",
+            "description": "The `device` op's options (`platform`, `bundle`, `apns_environment`, `apns_team`, `fcm_project`), `count` of them; with `ready: true` each is launched, registered and its core subscribed to `push` `events` with key `push`.",
+            "requestBody": {
+             "required": true,
+             "content": {
+              "application/json": {
+               "schema": {
+                "type": "object",
+                "required": [
+                 "platform"
+                ],
+                "properties": {
+                 "platform": {
+                  "type": "string",
+                  "enum": [
+                   "ios",
+                   "android",
+                   "web"
+                  ]
+                 },
+                 "count": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 100000,
+                  "default": 1
+                 },
+                 "ready": {
+                  "type": "boolean",
+                  "default": false
+                 }
+                },
+                "additionalProperties": true
+               }
+              }
+             }
+            },
+            "responses": {
+             "201": {
+              "description": "",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "devices"
+                 ],
+                 "properties": {
+                  "devices": {
+                   "type": "array",
+                   "items": {
+                    "type": "object",
+                    "required": [
+                     "device"
+                    ],
+                    "properties": {
+                     "device": {
+                      "type": "string"
+                     },
+                     "token": {
+                      "type": [
+                       "string",
+                       "null"
+                      ]
+                     }
+                    }
+                   }
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "A bad option, count or ready.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/devices/{id}": {
+           "parameters": [
+            {
+             "name": "id",
+             "in": "path",
+             "required": true,
+             "schema": {
+              "type": "string"
+             }
+            }
            ],
-           "description": "Pass as `after` for the next page; null at the end."
+           "get": {
+            "summary": "One device, whole",
+            "responses": {
+             "200": {
+              "description": "As a list entry, with `tray` entries, `topics`, and the core's last 100 `deliveries`.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/DeviceView"
+                }
+               }
+              }
+             },
+             "404": {
+              "description": "No such device.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           },
+           "delete": {
+            "summary": "The phone leaves the world",
+            "description": "As `uninstall` (its tokens retire), then it is gone. Its id is never given again.",
+            "responses": {
+             "204": {
+              "description": "Gone."
+             },
+             "404": {
+              "description": "No such device.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/log": {
+           "get": {
+            "summary": "Log entries",
+            "parameters": [
+             {
+              "$ref": "#/components/parameters/device"
+             },
+             {
+              "$ref": "#/components/parameters/source"
+             },
+             {
+              "$ref": "#/components/parameters/status"
+             },
+             {
+              "$ref": "#/components/parameters/q"
+             },
+             {
+              "name": "after",
+              "in": "query",
+              "schema": {
+               "type": "integer",
+               "minimum": 0,
+               "default": 0
+              },
+              "description": "Entries after this seq."
+             },
+             {
+              "name": "limit",
+              "in": "query",
+              "schema": {
+               "type": "integer",
+               "minimum": 1,
+               "maximum": 1000,
+               "default": 100
+              }
+             },
+             {
+              "name": "order",
+              "in": "query",
+              "schema": {
+               "type": "string",
+               "enum": [
+                "asc",
+                "desc"
+               ],
+               "default": "asc"
+              }
+             },
+             {
+              "name": "wait",
+              "in": "query",
+              "schema": {
+               "type": "integer",
+               "minimum": 0,
+               "maximum": 30,
+               "default": 0
+              },
+              "description": "Seconds to wait for the first matching entry when there is none yet (asc only)."
+             }
+            ],
+            "responses": {
+             "200": {
+              "description": "",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "entries",
+                  "next"
+                 ],
+                 "properties": {
+                  "entries": {
+                   "type": "array",
+                   "items": {
+                    "$ref": "#/components/schemas/Entry"
+                   }
+                  },
+                  "next": {
+                   "type": [
+                    "integer",
+                    "null"
+                   ],
+                   "description": "The seq to pass as `after` next (asc); null for desc."
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "A bad filter, limit, order or wait.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           },
+           "delete": {
+            "summary": "Clear the log",
+            "description": "The world is unchanged; seq goes on and is never reused.",
+            "responses": {
+             "204": {
+              "description": "Cleared."
+             }
+            }
+           }
+          },
+          "/api/v1/log/{seq}": {
+           "parameters": [
+            {
+             "name": "seq",
+             "in": "path",
+             "required": true,
+             "schema": {
+              "type": "integer"
+             }
+            }
+           ],
+           "get": {
+            "summary": "One entry, its request body whole",
+            "responses": {
+             "200": {
+              "description": "",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Entry"
+                }
+               }
+              }
+             },
+             "404": {
+              "description": "Not retained (or never was).",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/stream": {
+           "get": {
+            "summary": "Server-Sent Events of new entries",
+            "parameters": [
+             {
+              "$ref": "#/components/parameters/device"
+             },
+             {
+              "$ref": "#/components/parameters/source"
+             },
+             {
+              "$ref": "#/components/parameters/status"
+             },
+             {
+              "$ref": "#/components/parameters/q"
+             },
+             {
+              "name": "Last-Event-ID",
+              "in": "header",
+              "schema": {
+               "type": "integer",
+               "minimum": 0
+              },
+              "description": "Resume: every retained matching entry after it first, after an `event: gap` with `data: {\"dropped\": n}` when some were dropped meanwhile."
+             }
+            ],
+            "responses": {
+             "200": {
+              "description": "`event: log`, `id: <seq>`, `data: <entry>` per entry.",
+              "content": {
+               "text/event-stream": {
+                "schema": {
+                 "type": "string"
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "A bad filter or Last-Event-ID.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/credentials": {
+           "post": {
+            "summary": "Credentials for hand tests",
+            "description": "`{\"service\":\"apns\"}` (optional `team`, `key_id`): an ES256 key made and registered as `apns_key` does (from then on every provider token's signature is checked) and a provider token signed with it, `iat` now. `{\"service\":\"fcm\",\"project\":…}`: an access token bound to that project, as `/token` issues.",
+            "requestBody": {
+             "required": true,
+             "content": {
+              "application/json": {
+               "schema": {
+                "type": "object",
+                "required": [
+                 "service"
+                ],
+                "properties": {
+                 "service": {
+                  "type": "string",
+                  "enum": [
+                   "apns",
+                   "fcm"
+                  ]
+                 },
+                 "team": {
+                  "type": "string"
+                 },
+                 "key_id": {
+                  "type": "string"
+                 },
+                 "project": {
+                  "type": "string"
+                 }
+                }
+               }
+              }
+             }
+            },
+            "responses": {
+             "201": {
+              "description": "A ready `authorization` header value.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "authorization"
+                 ],
+                 "properties": {
+                  "authorization": {
+                   "type": "string"
+                  },
+                  "team": {
+                   "type": "string"
+                  },
+                  "key_id": {
+                   "type": "string"
+                  },
+                  "expires_at": {
+                   "type": "string",
+                   "format": "date-time"
+                  },
+                  "project": {
+                   "type": "string"
+                  },
+                  "expires_in": {
+                   "type": "integer"
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "An unknown service, or a missing project.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
           }
-         }
-        }
-       }
-      }
-     },
-     "400": {
-      "description": "A bad limit, or `after` names no device.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   },
-   "post": {
-    "summary": "Make devices",
-    "description": "The `device` op's options (`platform`, `bundle`, `apns_environment`, `apns_team`, `fcm_project`), `count` of them; with `ready: true` each is launched, registered and its core subscribed to `push` `events` with key `push`.",
-    "requestBody": {
-     "required": true,
-     "content": {
-      "application/json": {
-       "schema": {
-        "type": "object",
-        "required": [
-         "platform"
-        ],
-        "properties": {
-         "platform": {
-          "type": "string",
-          "enum": [
-           "ios",
-           "android",
-           "web"
-          ]
          },
-         "count": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100000,
-          "default": 1
-         },
-         "ready": {
-          "type": "boolean",
-          "default": false
-         }
-        },
-        "additionalProperties": true
-       }
-      }
-     }
-    },
-    "responses": {
-     "201": {
-      "description": "",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object",
-         "required": [
-          "devices"
-         ],
-         "properties": {
-          "devices": {
-           "type": "array",
-           "items": {
+         "components": {
+          "securitySchemes": {
+           "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "The `--api-token`, when the shell was given one."
+           }
+          },
+          "schemas": {
+           "Error": {
             "type": "object",
             "required": [
-             "device"
+             "error"
             ],
             "properties": {
+             "error": {
+              "type": "string"
+             }
+            }
+           },
+           "World": {
+            "type": "object",
+            "required": [
+             "version",
+             "devices",
+             "log",
+             "counts"
+            ],
+            "properties": {
+             "version": {
+              "type": "string"
+             },
+             "listening": {
+              "type": [
+               "string",
+               "null"
+              ]
+             },
+             "ca": {
+              "type": [
+               "string",
+               "null"
+              ]
+             },
+             "uptime_ms": {
+              "type": "integer"
+             },
+             "devices": {
+              "type": "integer"
+             },
+             "connections": {
+              "type": "integer"
+             },
+             "log": {
+              "type": "object",
+              "properties": {
+               "retained": {
+                "type": "integer"
+               },
+               "dropped": {
+                "type": "integer"
+               },
+               "max": {
+                "type": "integer"
+               },
+               "next_seq": {
+                "type": "integer"
+               }
+              }
+             },
+             "counts": {
+              "type": "object",
+              "description": "Requests answered by source, then status.",
+              "additionalProperties": {
+               "type": "object",
+               "additionalProperties": {
+                "type": "integer"
+               }
+              }
+             },
+             "watching": {
+              "type": "object",
+              "properties": {
+               "polls": {
+                "type": "integer"
+               },
+               "streams": {
+                "type": "integer"
+               }
+              }
+             }
+            }
+           },
+           "Device": {
+            "type": "object",
+            "required": [
+             "device",
+             "platform",
+             "state",
+             "installed",
+             "tray"
+            ],
+            "description": "The `state` reply, plus its bundle and tray size.",
+            "properties": {
              "device": {
+              "type": "string"
+             },
+             "platform": {
+              "type": "string"
+             },
+             "state": {
+              "type": "string"
+             },
+             "permission": {
               "type": "string"
              },
              "token": {
@@ -335,657 +817,175 @@ enum InspectorOpenAPI {
                "string",
                "null"
               ]
+             },
+             "subscriptions": {
+              "type": "array",
+              "items": {
+               "type": "string"
+              }
+             },
+             "buffered": {
+              "type": "integer"
+             },
+             "dropped_taps": {
+              "type": "integer"
+             },
+             "installed": {
+              "type": "boolean"
+             },
+             "channels": {
+              "type": "array"
+             },
+             "bundle": {
+              "type": "string"
+             },
+             "tray": {
+              "type": "integer"
+             },
+             "apns_environment": {
+              "type": "string"
+             },
+             "apns_team": {
+              "type": "string"
+             },
+             "fcm_project": {
+              "type": "string"
+             }
+            }
+           },
+           "DeviceView": {
+            "allOf": [
+             {
+              "$ref": "#/components/schemas/Device"
+             },
+             {
+              "type": "object",
+              "properties": {
+               "tray": {
+                "type": "array",
+                "items": {
+                 "type": "object"
+                }
+               },
+               "topics": {
+                "type": "array"
+               },
+               "deliveries": {
+                "type": "array",
+                "items": {
+                 "type": "object"
+                }
+               }
+              }
+             }
+            ]
+           },
+           "Entry": {
+            "type": "object",
+            "required": [
+             "seq",
+             "time",
+             "source",
+             "request",
+             "status",
+             "deliveries"
+            ],
+            "properties": {
+             "seq": {
+              "type": "integer"
+             },
+             "time": {
+              "type": "string",
+              "format": "date-time"
+             },
+             "source": {
+              "type": "string"
+             },
+             "device": {
+              "type": "string"
+             },
+             "devices": {
+              "type": "array",
+              "items": {
+               "type": "string"
+              }
+             },
+             "request": {
+              "type": "object",
+              "description": "What the door saw: `op` for a line, `method`, `path`, `host`, `headers` for HTTP, `topic` for MQTT; `body` as sent (cut at 4 KiB in lists)."
+             },
+             "status": {
+              "type": "integer"
+             },
+             "reason": {
+              "type": "string"
+             },
+             "error": {
+              "type": "string"
+             },
+             "effect": {
+              "type": "string"
+             },
+             "truncated": {
+              "type": "boolean"
+             },
+             "deliveries": {
+              "type": "array",
+              "items": {
+               "type": "object"
+              }
              }
             }
            }
-          }
-         }
-        }
-       }
-      }
-     },
-     "400": {
-      "description": "A bad option, count or ready.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/devices/{id}": {
-   "parameters": [
-    {
-     "name": "id",
-     "in": "path",
-     "required": true,
-     "schema": {
-      "type": "string"
-     }
-    }
-   ],
-   "get": {
-    "summary": "One device, whole",
-    "responses": {
-     "200": {
-      "description": "As a list entry, with `tray` entries, `topics`, and the core's last 100 `deliveries`.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/DeviceView"
-        }
-       }
-      }
-     },
-     "404": {
-      "description": "No such device.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   },
-   "delete": {
-    "summary": "The phone leaves the world",
-    "description": "As `uninstall` (its tokens retire), then it is gone. Its id is never given again.",
-    "responses": {
-     "204": {
-      "description": "Gone."
-     },
-     "404": {
-      "description": "No such device.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/log": {
-   "get": {
-    "summary": "Log entries",
-    "parameters": [
-     {
-      "$ref": "#/components/parameters/device"
-     },
-     {
-      "$ref": "#/components/parameters/source"
-     },
-     {
-      "$ref": "#/components/parameters/status"
-     },
-     {
-      "$ref": "#/components/parameters/q"
-     },
-     {
-      "name": "after",
-      "in": "query",
-      "schema": {
-       "type": "integer",
-       "minimum": 0,
-       "default": 0
-      },
-      "description": "Entries after this seq."
-     },
-     {
-      "name": "limit",
-      "in": "query",
-      "schema": {
-       "type": "integer",
-       "minimum": 1,
-       "maximum": 1000,
-       "default": 100
-      }
-     },
-     {
-      "name": "order",
-      "in": "query",
-      "schema": {
-       "type": "string",
-       "enum": [
-        "asc",
-        "desc"
-       ],
-       "default": "asc"
-      }
-     },
-     {
-      "name": "wait",
-      "in": "query",
-      "schema": {
-       "type": "integer",
-       "minimum": 0,
-       "maximum": 30,
-       "default": 0
-      },
-      "description": "Seconds to wait for the first matching entry when there is none yet (asc only)."
-     }
-    ],
-    "responses": {
-     "200": {
-      "description": "",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object",
-         "required": [
-          "entries",
-          "next"
-         ],
-         "properties": {
-          "entries": {
-           "type": "array",
-           "items": {
-            "$ref": "#/components/schemas/Entry"
+          },
+          "parameters": {
+           "device": {
+            "name": "device",
+            "in": "query",
+            "schema": {
+             "type": "string"
+            },
+            "description": "Entries that reached this device."
+           },
+           "source": {
+            "name": "source",
+            "in": "query",
+            "schema": {
+             "type": "string",
+             "enum": [
+              "line",
+              "api",
+              "apns",
+              "fcm",
+              "oauth",
+              "pubnub",
+              "webhook",
+              "mqtt",
+              "http"
+             ]
+            },
+            "description": "The door the request came by."
+           },
+           "status": {
+            "name": "status",
+            "in": "query",
+            "schema": {
+             "type": "string",
+             "pattern": "^[1-5]([0-9]{2}|xx)$"
+            },
+            "description": "A status (`200`) or a class (`4xx`)."
+           },
+           "q": {
+            "name": "q",
+            "in": "query",
+            "schema": {
+             "type": "string"
+            },
+            "description": "Text in the request, the reason or error, or the effect (any case)."
            }
-          },
-          "next": {
-           "type": [
-            "integer",
-            "null"
-           ],
-           "description": "The seq to pass as `after` next (asc); null for desc."
           }
          }
         }
-       }
-      }
-     },
-     "400": {
-      "description": "A bad filter, limit, order or wait.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   },
-   "delete": {
-    "summary": "Clear the log",
-    "description": "The world is unchanged; seq goes on and is never reused.",
-    "responses": {
-     "204": {
-      "description": "Cleared."
-     }
-    }
-   }
-  },
-  "/api/v1/log/{seq}": {
-   "parameters": [
-    {
-     "name": "seq",
-     "in": "path",
-     "required": true,
-     "schema": {
-      "type": "integer"
-     }
-    }
-   ],
-   "get": {
-    "summary": "One entry, its request body whole",
-    "responses": {
-     "200": {
-      "description": "",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Entry"
-        }
-       }
-      }
-     },
-     "404": {
-      "description": "Not retained (or never was).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/stream": {
-   "get": {
-    "summary": "Server-Sent Events of new entries",
-    "parameters": [
-     {
-      "$ref": "#/components/parameters/device"
-     },
-     {
-      "$ref": "#/components/parameters/source"
-     },
-     {
-      "$ref": "#/components/parameters/status"
-     },
-     {
-      "$ref": "#/components/parameters/q"
-     },
-     {
-      "name": "Last-Event-ID",
-      "in": "header",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      },
-      "description": "Resume: every retained matching entry after it first, after an `event: gap` with `data: {\"dropped\": n}` when some were dropped meanwhile."
-     }
-    ],
-    "responses": {
-     "200": {
-      "description": "`event: log`, `id: <seq>`, `data: <entry>` per entry.",
-      "content": {
-       "text/event-stream": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
-     },
-     "400": {
-      "description": "A bad filter or Last-Event-ID.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "/api/v1/credentials": {
-   "post": {
-    "summary": "Credentials for hand tests",
-    "description": "`{\"service\":\"apns\"}` (optional `team`, `key_id`): an ES256 key made and registered as `apns_key` does (from then on every provider token's signature is checked) and a provider token signed with it, `iat` now. `{\"service\":\"fcm\",\"project\":…}`: an access token bound to that project, as `/token` issues.",
-    "requestBody": {
-     "required": true,
-     "content": {
-      "application/json": {
-       "schema": {
-        "type": "object",
-        "required": [
-         "service"
-        ],
-        "properties": {
-         "service": {
-          "type": "string",
-          "enum": [
-           "apns",
-           "fcm"
-          ]
-         },
-         "team": {
-          "type": "string"
-         },
-         "key_id": {
-          "type": "string"
-         },
-         "project": {
-          "type": "string"
-         }
-        }
-       }
-      }
-     }
-    },
-    "responses": {
-     "201": {
-      "description": "A ready `authorization` header value.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object",
-         "required": [
-          "authorization"
-         ],
-         "properties": {
-          "authorization": {
-           "type": "string"
-          },
-          "team": {
-           "type": "string"
-          },
-          "key_id": {
-           "type": "string"
-          },
-          "expires_at": {
-           "type": "string",
-           "format": "date-time"
-          },
-          "project": {
-           "type": "string"
-          },
-          "expires_in": {
-           "type": "integer"
-          }
-         }
-        }
-       }
-      }
-     },
-     "400": {
-      "description": "An unknown service, or a missing project.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
-     }
-    }
-   }
-  }
- },
- "components": {
-  "securitySchemes": {
-   "bearer": {
-    "type": "http",
-    "scheme": "bearer",
-    "description": "The `--api-token`, when the shell was given one."
-   }
-  },
-  "schemas": {
-   "Error": {
-    "type": "object",
-    "required": [
-     "error"
-    ],
-    "properties": {
-     "error": {
-      "type": "string"
-     }
-    }
-   },
-   "World": {
-    "type": "object",
-    "required": [
-     "version",
-     "devices",
-     "log",
-     "counts"
-    ],
-    "properties": {
-     "version": {
-      "type": "string"
-     },
-     "listening": {
-      "type": [
-       "string",
-       "null"
-      ]
-     },
-     "ca": {
-      "type": [
-       "string",
-       "null"
-      ]
-     },
-     "uptime_ms": {
-      "type": "integer"
-     },
-     "devices": {
-      "type": "integer"
-     },
-     "connections": {
-      "type": "integer"
-     },
-     "log": {
-      "type": "object",
-      "properties": {
-       "retained": {
-        "type": "integer"
-       },
-       "dropped": {
-        "type": "integer"
-       },
-       "max": {
-        "type": "integer"
-       },
-       "next_seq": {
-        "type": "integer"
-       }
-      }
-     },
-     "counts": {
-      "type": "object",
-      "description": "Requests answered by source, then status.",
-      "additionalProperties": {
-       "type": "object",
-       "additionalProperties": {
-        "type": "integer"
-       }
-      }
-     },
-     "watching": {
-      "type": "object",
-      "properties": {
-       "polls": {
-        "type": "integer"
-       },
-       "streams": {
-        "type": "integer"
-       }
-      }
-     }
-    }
-   },
-   "Device": {
-    "type": "object",
-    "required": [
-     "device",
-     "platform",
-     "state",
-     "installed",
-     "tray"
-    ],
-    "description": "The `state` reply, plus its bundle and tray size.",
-    "properties": {
-     "device": {
-      "type": "string"
-     },
-     "platform": {
-      "type": "string"
-     },
-     "state": {
-      "type": "string"
-     },
-     "permission": {
-      "type": "string"
-     },
-     "token": {
-      "type": [
-       "string",
-       "null"
-      ]
-     },
-     "subscriptions": {
-      "type": "array",
-      "items": {
-       "type": "string"
-      }
-     },
-     "buffered": {
-      "type": "integer"
-     },
-     "dropped_taps": {
-      "type": "integer"
-     },
-     "installed": {
-      "type": "boolean"
-     },
-     "channels": {
-      "type": "array"
-     },
-     "bundle": {
-      "type": "string"
-     },
-     "tray": {
-      "type": "integer"
-     },
-     "apns_environment": {
-      "type": "string"
-     },
-     "apns_team": {
-      "type": "string"
-     },
-     "fcm_project": {
-      "type": "string"
-     }
-    }
-   },
-   "DeviceView": {
-    "allOf": [
-     {
-      "$ref": "#/components/schemas/Device"
-     },
-     {
-      "type": "object",
-      "properties": {
-       "tray": {
-        "type": "array",
-        "items": {
-         "type": "object"
-        }
-       },
-       "topics": {
-        "type": "array"
-       },
-       "deliveries": {
-        "type": "array",
-        "items": {
-         "type": "object"
-        }
-       }
-      }
-     }
-    ]
-   },
-   "Entry": {
-    "type": "object",
-    "required": [
-     "seq",
-     "time",
-     "source",
-     "request",
-     "status",
-     "deliveries"
-    ],
-    "properties": {
-     "seq": {
-      "type": "integer"
-     },
-     "time": {
-      "type": "string",
-      "format": "date-time"
-     },
-     "source": {
-      "type": "string"
-     },
-     "device": {
-      "type": "string"
-     },
-     "devices": {
-      "type": "array",
-      "items": {
-       "type": "string"
-      }
-     },
-     "request": {
-      "type": "object",
-      "description": "What the door saw: `op` for a line, `method`, `path`, `host`, `headers` for HTTP, `topic` for MQTT; `body` as sent (cut at 4 KiB in lists)."
-     },
-     "status": {
-      "type": "integer"
-     },
-     "reason": {
-      "type": "string"
-     },
-     "error": {
-      "type": "string"
-     },
-     "effect": {
-      "type": "string"
-     },
-     "truncated": {
-      "type": "boolean"
-     },
-     "deliveries": {
-      "type": "array",
-      "items": {
-       "type": "object"
-      }
-     }
-    }
-   }
-  },
-  "parameters": {
-   "device": {
-    "name": "device",
-    "in": "query",
-    "schema": {
-     "type": "string"
-    },
-    "description": "Entries that reached this device."
-   },
-   "source": {
-    "name": "source",
-    "in": "query",
-    "schema": {
-     "type": "string",
-     "enum": [
-      "line",
-      "api",
-      "apns",
-      "fcm",
-      "oauth",
-      "pubnub",
-      "webhook",
-      "mqtt",
-      "http"
-     ]
-    },
-    "description": "The door the request came by."
-   },
-   "status": {
-    "name": "status",
-    "in": "query",
-    "schema": {
-     "type": "string",
-     "pattern": "^[1-5]([0-9]{2}|xx)$"
-    },
-    "description": "A status (`200`) or a class (`4xx`)."
-   },
-   "q": {
-    "name": "q",
-    "in": "query",
-    "schema": {
-     "type": "string"
-    },
-    "description": "Text in the request, the reason or error, or the effect (any case)."
-   }
-  }
- }
-}
 
-"""#
+        """#
 }
