@@ -36,12 +36,6 @@ static void watch(cx_front_door *door, int op, int fd, uint32_t events, uint64_t
     epoll_ctl(door->epoll_fd, op, fd, &event);
 }
 
-static time_t now_seconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec;
-}
-
 static void write_pending(connection *c, time_t now) {
     while (c->out.len) {
         ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
@@ -110,7 +104,7 @@ static void *run(void *argument) {
            next deadline of an answer given later. */
         int ready = epoll_wait(door->epoll_fd, events, 256, timeout);
         if (ready < 0 && errno != EINTR) break;
-        time_t now = now_seconds();
+        time_t now = (time_t)(monotonic_ms() / 1000);
         if (__atomic_load_n(&door->stopping, __ATOMIC_ACQUIRE)) break;
         bool incoming = false;
         for (int i = 0; i < ready; i++) {

@@ -38,17 +38,6 @@ cx_http_later cx_http_answer_later(cx_http_answer *answer, int64_t wait_ms) {
     return answer->later;
 }
 
-static void answer_clear(cx_http_answer *answer) {
-    for (size_t i = 0; i < answer->header_count; i++) {
-        free((char *)answer->headers[i].name);
-        free((char *)answer->headers[i].value);
-    }
-    free(answer->headers);
-    answer->headers = NULL;
-    answer->header_count = 0;
-    buffer_free(&answer->body);
-}
-
 static later *find(cx_front_door *door, cx_http_later id) {
     for (size_t i = 0; i < door->later_count; i++)
         if (door->laters[i].id == id) return &door->laters[i];
@@ -63,14 +52,10 @@ static void drop(cx_front_door *door, later *l, bool gone) {
     if (gone && door->later_gone) door->later_gone(door->context, id);
 }
 
-/* Sends a stream's answer whole (h2) or as it is (h1), and forgets the later. */
-static void send_now(later *l) {
-    connection *c = l->c;
-    if (c->app == APP_HTTP2) {
-        http2_submit_answer(c, l->s);
-    } else {
-        http1_answer_waiting(c);
-    }
+/* Sends the answer the stream now has (h2), or the one the HTTP/1.1 parser waits for. */
+static void send_now(connection *c, stream *s) {
+    if (c->app == APP_HTTP2) http2_submit_answer(c, s);
+    else http1_answer_waiting(c);
 }
 
 /* Refuses to hold an answer: the handler's own goes now, and its side is told. */
@@ -184,7 +169,7 @@ static void apply(cx_front_door *door, later_op *op) {
         if (s->streaming) return;
         take_answer(s, op, true);
         drop(door, l, false);
-        send_now(&(later){op->id, c, s, 0});
+        send_now(c, s);
         return;
     case OP_BEGIN:
         if (s->streaming) return;
@@ -218,25 +203,31 @@ static void apply(cx_front_door *door, later_op *op) {
     }
 }
 
-int64_t later_turn(cx_front_door *door) {
-    pthread_mutex_lock(&door->ops_lock);
-    later_op *op = door->ops_head;
-    door->ops_head = door->ops_tail = NULL;
-    pthread_mutex_unlock(&door->ops_lock);
+/* Frees a list of ops, applying each first when `door` is given. */
+static void take_ops(cx_front_door *door, later_op *op) {
     while (op) {
         later_op *next = op->next;
-        apply(door, op);
+        if (door) apply(door, op);
         answer_clear(&op->answer);
         free(op);
         op = next;
     }
+}
+
+int64_t later_turn(cx_front_door *door) {
+    pthread_mutex_lock(&door->ops_lock);
+    later_op *ops = door->ops_head;
+    door->ops_head = door->ops_tail = NULL;
+    pthread_mutex_unlock(&door->ops_lock);
+    take_ops(door, ops);
     int64_t now = monotonic_ms(), soonest = -1;
     for (size_t i = 0; i < door->later_count;) {
         later *l = &door->laters[i];
         if (l->deadline_ms && l->deadline_ms <= now) {
-            later timed_out = *l;
+            connection *c = l->c;
+            stream *s = l->s;
             drop(door, l, true); /* the handler's own answer, set when it chose to wait */
-            send_now(&timed_out);
+            send_now(c, s);
             continue;
         }
         if (l->deadline_ms && (soonest < 0 || l->deadline_ms - now < soonest)) soonest = l->deadline_ms - now;
@@ -246,13 +237,7 @@ int64_t later_turn(cx_front_door *door) {
 }
 
 void later_free_all(cx_front_door *door) {
-    later_op *op = door->ops_head;
-    while (op) {
-        later_op *next = op->next;
-        answer_clear(&op->answer);
-        free(op);
-        op = next;
-    }
+    take_ops(NULL, door->ops_head);
     door->ops_head = door->ops_tail = NULL;
     free(door->laters);
     door->laters = NULL;

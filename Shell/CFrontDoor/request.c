@@ -41,6 +41,13 @@ static void headers_free(cx_http_header *headers, size_t count) {
     free(headers);
 }
 
+void answer_clear(cx_http_answer *answer) {
+    headers_free(answer->headers, answer->header_count);
+    answer->headers = NULL;
+    answer->header_count = 0;
+    buffer_free(&answer->body);
+}
+
 /* Frees what the request held (its headers and body) and uncounts it. */
 static void release(connection *c, stream *s) {
     headers_free(s->headers, s->header_count);
@@ -59,8 +66,7 @@ stream *stream_new(connection *c) {
 
 void stream_free(connection *c, stream *s) {
     release(c, s);
-    headers_free(s->answer.headers, s->answer.header_count);
-    buffer_free(&s->answer.body);
+    answer_clear(&s->answer);
     free(s);
 }
 

@@ -107,6 +107,8 @@ bool request_holding_room(const connection *c);
    is not 0), then frees what it held: only the answer stays. */
 void request_answer(connection *c, stream *s, int refusal);
 void answer_set_empty(cx_http_answer *answer, int status);
+/* Frees an answer's headers and body (its status stays). */
+void answer_clear(cx_http_answer *answer);
 
 /* ---- connection.c ---- */
 

@@ -38,6 +38,15 @@ public struct AccessTokens: Sendable {
         issued.append(token)
     }
 
+    /// Makes a new token as Google's look (`ya29.` and random base64url), remembers it for
+    /// `project` until `now + lifetime` (milliseconds), and returns it.
+    public mutating func issue(project: String?, lifetime: Int64, now: Int64) -> String {
+        var random = SystemRandomNumberGenerator()
+        let token = "ya29.cx-" + JWT.base64URLEncode((0..<24).map { _ in UInt8.random(in: 0...255, using: &random) })
+        issue(token, Grant(expires: now + lifetime, project: project), now: now)
+        return token
+    }
+
     /// The grant of a live token; nil for a token never issued, expired or pushed out.
     public mutating func grant(for token: String, now: Int64) -> Grant? {
         guard let grant = grants[token] else { return nil }

@@ -28,6 +28,44 @@ public struct InspectorSettings: Sendable {
     }
 }
 
+/// What the inspector serves (inspector.md, "Where it is served"), by path without its
+/// query; nil for a path it does not have.
+enum InspectorResource: Equatable {
+    case page, favicon, health, metrics, openAPI, requests, world, devices, log, stream, credentials
+    case device(String)
+    case entry(String)
+
+    init?(_ path: String) {
+        let parts = path.split(separator: "/").map(String.init)
+        switch parts {
+        case []: self = .page
+        case ["favicon.ico"]: self = .favicon
+        case ["livez"], ["readyz"]: self = .health
+        case ["metrics"]: self = .metrics
+        case ["api", "v1", "openapi.json"]: self = .openAPI
+        case ["api", "v1", "requests"]: self = .requests
+        case ["api", "v1", "world"]: self = .world
+        case ["api", "v1", "devices"]: self = .devices
+        case ["api", "v1", "log"]: self = .log
+        case ["api", "v1", "stream"]: self = .stream
+        case ["api", "v1", "credentials"]: self = .credentials
+        case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]): self = .device(parts[3])
+        case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "log"]): self = .entry(parts[3])
+        default: return nil
+        }
+    }
+
+    /// Whether a request's path is the inspector's to answer at all: `/`, `/api/v1/…`,
+    /// and the few paths beside them. Every network request asks this, so it looks at
+    /// bytes, not characters.
+    static func claims(_ path: String) -> Bool {
+        let utf8 = path.utf8
+        let bare = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
+        return bare.elementsEqual("/".utf8) || bare.starts(with: "/api/v1/".utf8)
+            || ["/metrics", "/livez", "/readyz", "/favicon.ico"].contains { bare.elementsEqual($0.utf8) }
+    }
+}
+
 /// An inspector request's answer, and what it writes on standard output.
 struct InspectorAnswer {
     var response: HTTPResponse
@@ -51,15 +89,6 @@ struct InspectorAnswer {
 }
 
 extension Session {
-    /// The inspector's paths (inspector.md, "Where it is served").
-    /// Every network request asks this, so it looks at bytes, not characters.
-    static func isInspectorPath(_ path: String) -> Bool {
-        let utf8 = path.utf8
-        let bare = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
-        return bare.elementsEqual("/".utf8) || bare.starts(with: "/api/v1/".utf8)
-            || ["/metrics", "/livez", "/readyz", "/favicon.ico"].contains { bare.elementsEqual($0.utf8) }
-    }
-
     /// An inspector request, checked as the spec's security section says, then served.
     func inspect(_ request: HTTPRequest, settings: InspectorSettings) -> InspectorAnswer {
         let target = request.path ?? "/"
@@ -72,9 +101,12 @@ extension Session {
             return .error(
                 421, "the inspector answers only to the shell's own names (localhost, an IP address or --api-host)")
         }
+        guard let resource = InspectorResource(path) else {
+            return .error(404, "the inspector has no \(method) \(path)")
+        }
         // A browser asks for one; there is none, and nothing to log.
-        if path == "/favicon.ico" { return InspectorAnswer(response: HTTPResponse(status: 204)) }
-        if (path == "/livez" || path == "/readyz") && method == "GET" {
+        if resource == .favicon { return InspectorAnswer(response: HTTPResponse(status: 204)) }
+        if resource == .health && method == "GET" {
             return InspectorAnswer(
                 response: HTTPResponse(status: 200, headers: [("content-type", "text/plain")], body: Array("ok\n".utf8))
             )
@@ -99,44 +131,24 @@ extension Session {
                 }
             }
         }
-        return serve(
-            method: method, path: path, query: query, body: request.body, lastEventID: request.header("last-event-id"))
-    }
-
-    /// Routes an inspector request that passed the checks.
-    private func serve(
-        method: String, path: String, query: [String: String], body: [UInt8], lastEventID: String?
-    ) -> InspectorAnswer {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        switch (method, parts) {
-        case ("GET", []): return page()
-        case ("GET", ["metrics"]): return metricsPage()
-        case ("POST", ["api", "v1", "requests"]): return runLines(body)
-        case ("GET", ["api", "v1", "world"]): return world()
-        case ("GET", ["api", "v1", "devices"]): return listDevices(query)
-        case ("POST", ["api", "v1", "devices"]): return createDevices(body)
-        case ("GET", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]):
-            return showDevice(parts[3])
-        case ("DELETE", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]):
-            return deleteDevice(parts[3])
-        case ("GET", ["api", "v1", "log"]): return readLog(query)
-        case ("GET", ["api", "v1", "stream"]): return streamLog(query, lastEventID: lastEventID)
-        case ("GET", _) where parts.count == 4 && parts.starts(with: ["api", "v1", "log"]): return logEntry(parts[3])
-        case ("DELETE", ["api", "v1", "log"]):
+        switch (method, resource) {
+        case ("GET", .page): return page()
+        case ("GET", .metrics): return metricsPage()
+        case ("GET", .openAPI): return .json(200, text: InspectorOpenAPI.json)
+        case ("POST", .requests): return runLines(request.body)
+        case ("GET", .world): return world()
+        case ("GET", .devices): return listDevices(query)
+        case ("POST", .devices): return createDevices(request.body)
+        case ("GET", .device(let id)): return showDevice(id)
+        case ("DELETE", .device(let id)): return deleteDevice(id)
+        case ("GET", .log): return readLog(query)
+        case ("DELETE", .log):
             log.clear()
             return InspectorAnswer(response: HTTPResponse(status: 204))
-        case ("POST", ["api", "v1", "credentials"]): return credentials(body)
-        case ("GET", ["api", "v1", "openapi.json"]): return .json(200, text: InspectorOpenAPI.json)
-        default:
-            let known =
-                [
-                    [], ["metrics"], ["api", "v1", "requests"], ["api", "v1", "world"], ["api", "v1", "devices"],
-                    ["api", "v1", "log"], ["api", "v1", "stream"], ["api", "v1", "credentials"],
-                    ["api", "v1", "openapi.json"], ["livez"], ["readyz"],
-                ].contains(parts)
-                || (parts.count == 4
-                    && (parts.starts(with: ["api", "v1", "devices"]) || parts.starts(with: ["api", "v1", "log"])))
-            return .error(known ? 405 : 404, "the inspector has no \(method) \(path)")
+        case ("GET", .entry(let seq)): return logEntry(seq)
+        case ("GET", .stream): return streamLog(query, lastEventID: request.header("last-event-id"))
+        case ("POST", .credentials): return credentials(request.body)
+        default: return .error(405, "the inspector has no \(method) \(path)")
         }
     }
 
@@ -160,16 +172,20 @@ extension Session {
         _ op: String, status: Int, effect: String, devices: [String] = [], deliveries: [String] = [], body: [UInt8] = []
     ) -> String {
         appendLog(source: "api", status: status, deliveries: deliveries) {
-            var record = RequestLog.Record(source: "api", status: status) { $0.member("op", op) }
+            var record = RequestLog.Record { $0.member("op", op) }
             if !body.isEmpty { record.body = body }
             record.devices = devices
             record.effect = effect
             record.deliveries = deliveries
             return record
         }
-        return JSONObject([
-            ("network", "api"), ("op", .string(op)), ("status", .integer(Int64(status))), ("effect", .string(effect)),
-        ]).compactText
+        return Self.apiReport(op: .string(op), status: status, effect: effect)
+    }
+
+    /// The `{"network":"api",…}` line an API write leaves on standard output.
+    static func apiReport(op: JSON, status: Int, effect: String) -> String {
+        JSONObject([("network", "api"), ("op", op), ("status", .integer(Int64(status))), ("effect", .string(effect))])
+            .compactText
     }
 
     // MARK: The line protocol over HTTP
@@ -187,17 +203,14 @@ extension Session {
         var answer: [String] = []
         var written: [String] = []
         for request in requests {
-            let text = request.compactText
-            let lines = handle(line: Array(text.utf8), source: "api")
-            answer += lines
-            let reply = (try? JSON.parse(text: lines.last ?? "{}"))?.objectValue ?? JSONObject()
-            let ok = reply["ok"] == true
-            written += lines.dropLast()
+            // A JSON value is never white space only: every request runs.
+            guard let (reply, deliveries) = run(line: request.compactBytes, source: "api") else { continue }
+            answer += deliveries + [reply.compactText]
+            written += deliveries
             written.append(
-                JSONObject([
-                    ("network", "api"), ("op", request["op"] ?? .null), ("status", .integer(ok ? 200 : 400)),
-                    ("effect", .string(reply["effect"]?.stringValue ?? reply["error"]?.stringValue ?? "done")),
-                ]).compactText)
+                Self.apiReport(
+                    op: request["op"] ?? .null, status: reply["ok"] == true ? 200 : 400,
+                    effect: reply["effect"]?.stringValue ?? reply["error"]?.stringValue ?? "done"))
         }
         var result = InspectorAnswer.json(200, text: #"{"lines":["# + answer.joined(separator: ",") + "]}")
         result.lines = written
@@ -380,8 +393,17 @@ extension Session {
 
     // MARK: The log
 
-    func logFilter(_ query: [String: String]) -> RequestLog.Filter {
-        RequestLog.Filter(device: query["device"], source: query["source"], status: query["status"], text: query["q"])
+    /// The log filters of a query (`device`, `source`, `status`, `q`), or why not.
+    func logFilter(_ query: [String: String]) -> Result<RequestLog.Filter, InspectorAnswerError> {
+        if let status = query["status"], !RequestLog.Filter.isStatus(status) {
+            return .failure(
+                InspectorAnswerError(
+                    answer: .error(400, "status must be a status (200) or a class (4xx), not '\(status)'")))
+        }
+        return .success(
+            RequestLog.Filter(
+                device: query["device"], source: query["source"], status: query["status"], text: query["q"])
+        )
     }
 
     private func readLog(_ query: [String: String]) -> InspectorAnswer {
@@ -393,13 +415,14 @@ extension Session {
         }
         let order = query["order"] ?? "asc"
         guard order == "asc" || order == "desc" else { return .error(400, "order must be asc or desc") }
-        if let status = query["status"], !Self.isStatusFilter(status) {
-            return .error(400, "status must be a status (200) or a class (4xx), not '\(status)'")
-        }
         guard let wait = Self.number(query["wait"], default: 0, in: 0...30) else {
             return .error(400, "wait must be a number of seconds from 0 to 30")
         }
-        let filter = logFilter(query)
+        let filter: RequestLog.Filter
+        switch logFilter(query) {
+        case .failure(let error): return error.answer
+        case .success(let value): filter = value
+        }
         let entries = log.entries(matching: filter, after: Int64(after), limit: limit, newestFirst: order == "desc")
         var response = LogWatchers.answer(entries, after: Int64(after), newestFirst: order == "desc")
         if entries.isEmpty && wait > 0 && order == "asc" {
@@ -415,8 +438,10 @@ extension Session {
     /// `Last-Event-ID`, first every retained entry after it (and a gap event when some
     /// were dropped).
     private func streamLog(_ query: [String: String], lastEventID: String?) -> InspectorAnswer {
-        if let status = query["status"], !Self.isStatusFilter(status) {
-            return .error(400, "status must be a status (200) or a class (4xx), not '\(status)'")
+        let filter: RequestLog.Filter
+        switch logFilter(query) {
+        case .failure(let error): return error.answer
+        case .success(let value): filter = value
         }
         var resume: Int64?
         if let lastEventID {
@@ -425,7 +450,6 @@ extension Session {
             }
             resume = seq
         }
-        let filter = logFilter(query)
         let later = HTTPLater(waitMilliseconds: 0)
         later.send(
             .begin(status: 200, headers: [("content-type", "text/event-stream"), ("cache-control", "no-store")]))
@@ -439,11 +463,6 @@ extension Session {
         var response = InspectorAnswer.error(503, "the stream could not be opened: too many answers are open").response
         response.later = later
         return InspectorAnswer(response: response)
-    }
-
-    static func isStatusFilter(_ text: String) -> Bool {
-        text.count == 3 && text.first.map { "12345".contains($0) } == true
-            && (text.dropFirst().allSatisfy(\.isNumber) || text.hasSuffix("xx"))
     }
 
     private func logEntry(_ seq: String) -> InspectorAnswer {
@@ -500,10 +519,7 @@ extension Session {
             guard let project = request["project"]?.stringValue, !project.isEmpty else {
                 return .error(400, #"an FCM credential needs "project": the Firebase project it sends to"#)
             }
-            var random = SystemRandomNumberGenerator()
-            let token =
-                "ya29.cx-" + JWT.base64URLEncode((0..<24).map { _ in UInt8.random(in: 0...255, using: &random) })
-            accessTokens.issue(token, AccessTokens.Grant(expires: now + 3_599_000, project: project), now: now)
+            let token = accessTokens.issue(project: project, lifetime: 3_599_000, now: now)
             var answer = InspectorAnswer.json(
                 201,
                 JSONObject([

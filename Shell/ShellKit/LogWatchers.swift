@@ -133,15 +133,3 @@ struct LogWatchers {
         return bytes
     }
 }
-
-extension Session {
-    /// Counts a request (its duration since `requestStarted`, its deliveries), appends its
-    /// log entry, and tells whoever waits on the log.
-    func appendLog(source: String, status: Int, deliveries: [String], _ record: () -> RequestLog.Record) {
-        let seconds = Double(Self.monotonicNanoseconds() &- requestStarted) / 1e9
-        metrics.observe(source: source, seconds: seconds, deliveries: deliveries)
-        let seq = log.append(source: source, status: status, at: clock(), record)
-        guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
-        watchers.appended(entry, in: log)
-    }
-}

@@ -21,7 +21,8 @@ extension Session {
         requestStarted = Self.monotonicNanoseconds()
         let path = request.path ?? ""
         let route = Self.route(request)
-        if route == .unknownHost, let inspector, Self.isInspectorPath(path) {
+        if route == .inspector, let inspector {
+            // It writes what it changed itself, and logs only writes.
             let answer = inspect(request, settings: inspector)
             return NetworkExchange(lines: answer.lines, response: answer.response)
         }
@@ -35,7 +36,7 @@ extension Session {
         case .service(.fcm): (report, response) = fcm(request)
         case .service(.oauth): (report, response) = oauth(request)
         case .service(.pubnub): (report, response) = pubnub(request)
-        case .unknownHost:
+        case .unknownHost, .inspector:
             if path.hasPrefix("/v1/projects/") {
                 (report, response) = fcm(request)
             } else if path.hasPrefix("/token") {
@@ -63,7 +64,7 @@ extension Session {
 
     /// A network request as the log shows it: what was sent, and what its report says.
     static func record(of request: HTTPRequest, report: JSONObject, deliveries: [String]) -> RequestLog.Record {
-        var record = RequestLog.Record(source: "", status: 0) { json in
+        var record = RequestLog.Record { json in
             json.member("method", request.method)
             json.member("path", request.path)
             json.member("host", request.authorityHost ?? request.serverHost)
@@ -103,6 +104,8 @@ extension Session {
         case service(Service)
         /// A host the shell does not know (an IP, `localhost`): the path decides.
         case unknownHost
+        /// Such a host, and one of the inspector's paths (it checks the host is its own).
+        case inspector
         /// The request names another service than the one its connection was opened for.
         case misdirected(connection: String, authority: String)
     }
@@ -117,7 +120,7 @@ extension Session {
             return connectionService == authorityService
                 ? .service(connectionService) : .misdirected(connection: connectionHost, authority: authorityHost)
         case (.some((_, let service)), nil), (nil, .some((_, let service))): return .service(service)
-        case (nil, nil): return .unknownHost
+        case (nil, nil): return InspectorResource.claims(request.path ?? "") ? .inspector : .unknownHost
         }
     }
 
@@ -352,9 +355,7 @@ extension Session {
             checked = "its signature matches the registered key; the token sends to project \(account.project) only"
             project = account.project
         }
-        var random = SystemRandomNumberGenerator()
-        let token = "ya29.cx-" + JWT.base64URLEncode((0..<24).map { _ in UInt8.random(in: 0...255, using: &random) })
-        accessTokens.issue(token, AccessTokens.Grant(expires: clock() + 3_599_000, project: project), now: clock())
+        let token = accessTokens.issue(project: project, lifetime: 3_599_000, now: clock())
         report["status"] = 200
         report["effect"] = .string("issued an access token to \(issuer) for 3599 s; \(checked)")
         let body = JSON.object(

@@ -11,11 +11,11 @@ public struct RequestLog: Sendable {
     public struct Entry: Sendable {
         public let seq: Int64
         public let milliseconds: Int64
+        public let source: String
+        public let status: Int
         let record: Record
 
-        public var source: String { record.source }
         public var devices: [String] { record.devices }
-        public var status: Int { record.status }
 
         /// The entry as JSON text, its request body cut at `shownBodyBytes`.
         public var summary: String { RequestLog.render(self, whole: false) }
@@ -32,11 +32,9 @@ public struct RequestLog: Sendable {
         }
     }
 
-    /// What a request told the log about itself.
+    /// What a request told the log about itself, beyond its source and status.
     public struct Record: Sendable {
-        public var source: String
         public var devices: [String] = []
-        public var status: Int
         /// Writes the request's members (`"op":…`, or `"method":…,"path":…,"headers":{…}`,
         /// …) as the door saw them, without braces; called only when the entry is read.
         public var request: @Sendable (inout JSONWriter) -> Void
@@ -48,9 +46,7 @@ public struct RequestLog: Sendable {
         /// Delivery lines, as written on standard output.
         public var deliveries: [String] = []
 
-        public init(source: String, status: Int, request: @escaping @Sendable (inout JSONWriter) -> Void) {
-            self.source = source
-            self.status = status
+        public init(request: @escaping @Sendable (inout JSONWriter) -> Void) {
             self.request = request
         }
     }
@@ -120,10 +116,7 @@ public struct RequestLog: Sendable {
             dropped += 1
             return seq
         }
-        var details = record()
-        details.source = source
-        details.status = status
-        kept.append(Entry(seq: seq, milliseconds: milliseconds, record: details))
+        kept.append(Entry(seq: seq, milliseconds: milliseconds, source: source, status: status, record: record()))
         if retained > max {
             head += 1
             dropped += 1
@@ -163,6 +156,12 @@ public struct RequestLog: Sendable {
             self.source = source
             self.status = status
             self.text = text
+        }
+
+        /// Whether `text` is a status filter: a status (`200`) or a class (`4xx`).
+        public static func isStatus(_ text: String) -> Bool {
+            text.count == 3 && text.first.map { "12345".contains($0) } == true
+                && (text.dropFirst().allSatisfy(\.isNumber) || text.hasSuffix("xx"))
         }
 
         public func matches(_ entry: Entry) -> Bool {
@@ -223,7 +222,7 @@ public struct RequestLog: Sendable {
         timestamp(entry.milliseconds, into: &out)
         out.append(UInt8(ascii: "\""))
         key("source")
-        JSON.writeString(record.source, to: &out)
+        JSON.writeString(entry.source, to: &out)
         if record.devices.count == 1 {
             key("device")
             JSON.writeString(record.devices[0], to: &out)
@@ -241,7 +240,7 @@ public struct RequestLog: Sendable {
         key("request")
         out.append(contentsOf: record.requestJSON(body: shown))
         key("status")
-        out.append(contentsOf: String(record.status).utf8)
+        out.append(contentsOf: String(entry.status).utf8)
         for (name, value) in [("reason", record.reason), ("error", record.error), ("effect", record.effect)] {
             guard let value else { continue }
             out.append(contentsOf: #",""#.utf8)

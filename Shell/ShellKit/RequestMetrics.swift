@@ -10,17 +10,20 @@ struct RequestMetrics {
         var buckets = [Int](repeating: 0, count: RequestMetrics.bounds.count + 1)
         var sum = 0.0
         var count = 0
+
+        mutating func observe(_ seconds: Double) {
+            buckets[RequestMetrics.bounds.firstIndex { seconds <= $0 } ?? RequestMetrics.bounds.count] += 1
+            sum += seconds
+            count += 1
+        }
     }
 
     private(set) var durations: [String: Durations] = [:]
     private(set) var deliveries: [String: Int] = ["received": 0, "opened": 0, "token_refresh": 0, "other": 0]
 
     mutating func observe(source: String, seconds: Double, deliveries lines: [String]) {
-        let index = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
         // In place: a copy of the entry would copy its buckets on every request.
-        durations[source, default: Durations()].buckets[index] += 1
-        durations[source, default: Durations()].sum += seconds
-        durations[source, default: Durations()].count += 1
+        durations[source, default: Durations()].observe(seconds)
         for line in lines { deliveries[Self.kind(of: line), default: 0] += 1 }
     }
 

@@ -74,15 +74,19 @@ public final class Session {
 
     /// Handles one request line; returns the lines to write, deliveries first. A line
     /// of JSON white space only is not a request: it gets no line at all.
-    public func handle(line: some Collection<UInt8>) -> [String] { handle(line: line, source: "line") }
+    public func handle(line: some Collection<UInt8>) -> [String] {
+        guard let (reply, deliveries) = run(line: line, source: "line") else { return [] }
+        return deliveries + [reply.compactText]
+    }
 
-    /// Handles one request line from `source` (the log's name for the door it came by).
-    func handle(line: some Collection<UInt8>, source: String) -> [String] {
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
+    /// Runs one request line from `source` (the log's name for the door it came by) and
+    /// logs it: its reply and deliveries; nil for a line of white space only.
+    func run(line: some Collection<UInt8>, source: String) -> (reply: JSONObject, deliveries: [String])? {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return nil }
         requestStarted = Self.monotonicNanoseconds()
         let (reply, deliveries, op) = execute(line: line)
         appendLog(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) {
-            var record = RequestLog.Record(source: source, status: 0) { $0.member("op", op) }
+            var record = RequestLog.Record { $0.member("op", op) }
             record.body = Array(line)
             record.devices = Self.devices(touched: touched, reply: reply)
             record.error = reply["error"]?.stringValue
@@ -91,7 +95,17 @@ public final class Session {
             record.deliveries = deliveries
             return record
         }
-        return deliveries + [reply.compactText]
+        return (reply, deliveries)
+    }
+
+    /// Counts a request (its duration since `requestStarted`, its deliveries), appends its
+    /// log entry, and tells whoever waits on the log.
+    func appendLog(source: String, status: Int, deliveries: [String], _ record: () -> RequestLog.Record) {
+        let seconds = Double(Self.monotonicNanoseconds() &- requestStarted) / 1e9
+        metrics.observe(source: source, seconds: seconds, deliveries: deliveries)
+        let seq = log.append(source: source, status: status, at: clock(), record)
+        guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
+        watchers.appended(entry, in: log)
     }
 
     /// Runs one request line without logging it: its reply, deliveries and op.
@@ -158,7 +172,7 @@ public final class Session {
             let deliveries = endpoint.takeLines()
             appendLog(source: "mqtt", status: 200, deliveries: deliveries) {
                 let topic = arrival.message.topic
-                var record = RequestLog.Record(source: "mqtt", status: 200) { $0.member("topic", topic) }
+                var record = RequestLog.Record { $0.member("topic", topic) }
                 record.body = arrival.message.payload
                 record.devices = [arrival.deviceID]
                 record.effect = report["effect"]?.stringValue
@@ -190,11 +204,7 @@ public final class Session {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    static func monotonicMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
+    static func monotonicMilliseconds() -> Int64 { Int64(monotonicNanoseconds() / 1_000_000) }
 
     /// The current device's push token, if it has one.
     public var deviceToken: String? { current?.token }

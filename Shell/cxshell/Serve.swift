@@ -82,9 +82,7 @@ enum Serve {
         var door: FrontDoor?
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]) else {
-                FileHandle.standardError.write(
-                    Data("cxshell serve: --listen takes ADDRESS:PORT, not '\(listen)'\n".utf8))
-                return 2
+                return refuse("--listen takes ADDRESS:PORT, not '\(listen)'")
             }
             let address = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             if let inspector, inspector.token == nil, Self.isLoopback(address) == false {
@@ -106,12 +104,12 @@ enum Serve {
                     })
                 let shown = address.contains(":") ? "[\(address)]:\(door!.port)" : "\(address):\(door!.port)"
                 let opened = door!
+                let path = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
                 world.withLock {
                     $0.session.hub.frontDoorAddress = shown
                     $0.session.connectionCount = { opened.connections }
-                    $0.session.caPath = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
+                    $0.session.caPath = path
                 }
-                let path = URL(fileURLWithPath: ca.certificate).standardizedFileURL.path
                 _ = writeLines([#"{"listening":{"address":"\#(shown)","ca":"\#(path)"}}"#])
             } catch {
                 FileHandle.standardError.write(Data("cxshell serve: \(error)\n".utf8))
