@@ -78,7 +78,7 @@ enum Serve {
         // later line-protocol output, so the output keeps the order of handling).
         let session = Session(logMax: logMax)
         session.inspector = inspector
-        let world = Monitor(World(session: session))
+        let world = Monitor(ServedSession(session: session))
         var door: FrontDoor?
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]) else {
@@ -169,7 +169,7 @@ enum Serve {
 }
 
 /// The world and the network's lines not written yet.
-struct World {
+struct ServedSession {
     let session: Session
     var pending: [String] = []
 

@@ -6,19 +6,25 @@ import SimulatedDevice
 
 /// The `http` channel's receiving end (XM-2 … XM-6): `POST /webhooks/<recipient id>`
 /// with Standard Webhooks headers, verified before its body is read.
-extension Session {
-    func webhook(_ request: HTTPRequest) -> (JSONObject, HTTPResponse) {
+final class WebhookService {
+    let world: World
+    /// Webhook ids accepted per recipient, with their timestamps (s), for XM-4.
+    private var ids: [String: [String: Int64]] = [:]
+
+    init(world: World) { self.world = world }
+
+    func answer(_ request: HTTPRequest) -> ServiceAnswer {
         let path = request.path ?? ""
         let recipient = String(path.dropFirst("/webhooks/".count).prefix { $0 != "?" })
         var report = JSONObject([("network", "webhook"), ("recipient", .string(recipient))])
-        func answer(_ status: Int, _ sentence: String) -> (JSONObject, HTTPResponse) {
+        func answer(_ status: Int, _ sentence: String) -> ServiceAnswer {
             report["status"] = .integer(Int64(status))
             report["effect"] = .string(sentence)
             let body = status == 204 ? [] : Array((sentence + "\n").utf8)
             return (report, HTTPResponse(status: status, headers: [("content-type", "text/plain")], body: body))
         }
         guard request.method == "POST" else { return answer(405, "a webhook takes POST") }
-        guard let deviceID = hub.device(ofRecipient: recipient), let device = devicesByID[deviceID] else {
+        guard let deviceID = world.hub.device(ofRecipient: recipient), let device = world.devicesByID[deviceID] else {
             return answer(404, "no app was ever registered as webhook recipient '\(recipient)'")
         }
         report["device"] = .string(device.id)
@@ -26,7 +32,7 @@ extension Session {
             return answer(410, "the app that was recipient \(recipient) was uninstalled; this URL is gone")
         }
         // XM-3: authenticity first; the body is not parsed before the signature holds.
-        let now = clock() / 1000
+        let now = world.clock() / 1000
         let id = request.header("webhook-id")
         let verified = StandardWebhook.verify(
             key: key, id: id, timestamp: request.header("webhook-timestamp"),
@@ -37,7 +43,7 @@ extension Session {
         }
         report["webhook-id"] = .string(id)
         // XM-4: an id accepted within the tolerance window is a replay.
-        var seen = webhookIDs[recipient] ?? [:]
+        var seen = ids[recipient] ?? [:]
         seen = seen.filter { now - $0.value <= 2 * StandardWebhook.tolerance }
         if seen[id] != nil {
             return answer(409, "refused: webhook-id \(id) was already accepted for this recipient (XM-4)")
@@ -47,12 +53,12 @@ extension Session {
         case .failure(let refusal): return answer(400, "refused: \(refusal.message) (XM-5)")
         case .success(let valid): hint = valid
         }
-        touched.append(device)
+        world.touch(device)
         guard let outcome = device.receive(hint: hint.object) else {
             return answer(503, "the app is not running; the sender retries later (XM-6)")
         }
         seen[id] = timestamp
-        webhookIDs[recipient] = seen
+        ids[recipient] = seen
         return answer(204, outcome.effect)
     }
 }

@@ -88,9 +88,24 @@ struct InspectorAnswer {
     static let jsonHeaders = [("content-type", "application/json"), ("cache-control", "no-store")]
 }
 
-extension Session {
+/// The inspector as a door onto the world (inspector.md): the JSON API, the log and its
+/// stream, metrics and the page. Its writes run the line protocol's handlers, or ask
+/// the world and the services directly, and leave a report line and a log entry.
+final class Inspector {
+    let world: World
+    let lines: LineProtocol
+    let apns: APNsService
+    let oauth: OAuthService
+
+    init(world: World, lines: LineProtocol, apns: APNsService, oauth: OAuthService) {
+        self.world = world
+        self.lines = lines
+        self.apns = apns
+        self.oauth = oauth
+    }
+
     /// An inspector request, checked as the spec's security section says, then served.
-    func inspect(_ request: HTTPRequest, settings: InspectorSettings) -> InspectorAnswer {
+    func answer(_ request: HTTPRequest, settings: InspectorSettings) -> InspectorAnswer {
         let target = request.path ?? "/"
         let path = String(target.prefix { $0 != "?" })
         let query =
@@ -136,14 +151,14 @@ extension Session {
         case ("GET", .metrics): return metricsPage()
         case ("GET", .openAPI): return .json(200, text: InspectorOpenAPI.json)
         case ("POST", .requests): return runLines(request.body)
-        case ("GET", .world): return world()
+        case ("GET", .world): return summary()
         case ("GET", .devices): return listDevices(query)
         case ("POST", .devices): return createDevices(request.body)
         case ("GET", .device(let id)): return showDevice(id)
         case ("DELETE", .device(let id)): return deleteDevice(id)
         case ("GET", .log): return readLog(query)
         case ("DELETE", .log):
-            log.clear()
+            world.log.clear()
             return InspectorAnswer(response: HTTPResponse(status: 204))
         case ("GET", .entry(let seq)): return logEntry(seq)
         case ("GET", .stream): return streamLog(query, lastEventID: request.header("last-event-id"))
@@ -171,7 +186,7 @@ extension Session {
     private func report(
         _ op: String, status: Int, effect: String, devices: [String] = [], deliveries: [String] = [], body: [UInt8] = []
     ) -> String {
-        appendLog(source: "api", status: status, deliveries: deliveries) {
+        world.finish(source: "api", status: status, deliveries: deliveries) {
             var record = RequestLog.Record { $0.member("op", op) }
             if !body.isEmpty { record.body = body }
             record.devices = devices
@@ -204,7 +219,7 @@ extension Session {
         var written: [String] = []
         for request in requests {
             // A JSON value is never white space only: every request runs.
-            guard let (reply, deliveries) = run(line: request.compactBytes, source: "api") else { continue }
+            guard let (reply, deliveries) = lines.run(line: request.compactBytes, source: "api") else { continue }
             answer += deliveries + [reply.compactText]
             written += deliveries
             written.append(
@@ -219,9 +234,9 @@ extension Session {
 
     // MARK: The world and its devices
 
-    private func world() -> InspectorAnswer {
+    private func summary() -> InspectorAnswer {
         var counts = JSONObject()
-        for (source, byStatus) in log.counts.sorted(by: { $0.key < $1.key }) {
+        for (source, byStatus) in world.log.counts.sorted(by: { $0.key < $1.key }) {
             var statuses = JSONObject()
             for (status, count) in byStatus.sorted(by: { $0.key < $1.key }) {
                 statuses[String(status)] = .integer(Int64(count))
@@ -231,16 +246,17 @@ extension Session {
         return .json(
             200,
             JSONObject([
-                ("version", .string(Self.version)), ("listening", hub.frontDoorAddress.map(JSON.string) ?? .null),
-                ("ca", caPath.map(JSON.string) ?? .null),
-                ("uptime_ms", .integer(Self.monotonicMilliseconds() - startedAt)),
-                ("devices", .integer(Int64(devices.count))),
+                ("version", .string(Session.version)),
+                ("listening", world.hub.frontDoorAddress.map(JSON.string) ?? .null),
+                ("ca", world.caPath.map(JSON.string) ?? .null),
+                ("uptime_ms", .integer(World.monotonicMilliseconds() - world.startedAt)),
+                ("devices", .integer(Int64(world.devices.count))),
                 (
                     "log",
                     .object(
                         JSONObject([
-                            ("retained", .integer(Int64(log.retained))), ("dropped", .integer(log.dropped)),
-                            ("max", .integer(Int64(log.max))), ("next_seq", .integer(log.nextSeq)),
+                            ("retained", .integer(Int64(world.log.retained))), ("dropped", .integer(world.log.dropped)),
+                            ("max", .integer(Int64(world.log.max))), ("next_seq", .integer(world.log.nextSeq)),
                         ]))
                 ),
                 ("counts", .object(counts)),
@@ -248,20 +264,18 @@ extension Session {
                     "watching",
                     .object(
                         JSONObject([
-                            ("polls", .integer(Int64(watchers.polls.count))),
-                            ("streams", .integer(Int64(watchers.streams.count))),
+                            ("polls", .integer(Int64(world.watchers.polls.count))),
+                            ("streams", .integer(Int64(world.watchers.streams.count))),
                         ]))
                 ),
-                ("connections", .integer(Int64(connectionCount()))),
+                ("connections", .integer(Int64(world.connectionCount()))),
             ]))
     }
-
-    public static let version = "0.19.0"
 
     /// One device as the list shows it: its `state`, its bundle and its tray's size.
     private func listing(_ device: Device) -> JSONObject {
         var entry = JSONObject([("device", .string(device.id))])
-        for (key, value) in Self.state(of: device) where key != "device" { entry[key] = value }
+        for (key, value) in device.stateReport where key != "device" { entry[key] = value }
         entry["bundle"] = .string(device.bundleID)
         entry["tray"] = .integer(Int64(device.trayEntries.count))
         switch device.platform {
@@ -278,6 +292,7 @@ extension Session {
         guard let limit = Self.number(query["limit"], default: 100, in: 1...1_000) else {
             return .error(400, "limit must be a whole number from 1 to 1000")
         }
+        let devices = world.devices
         var start = devices.startIndex
         if let after = query["after"] {
             guard let index = devices.firstIndex(where: { $0.id == after }) else {
@@ -300,19 +315,14 @@ extension Session {
     }
 
     private func showDevice(_ id: String) -> InspectorAnswer {
-        guard let device = devicesByID[id] else { return .error(404, "there is no device '\(id)'") }
+        guard let device = world.devicesByID[id] else { return .error(404, "there is no device '\(id)'") }
         var entry = listing(device)
-        entry["tray"] = .array(
-            device.trayEntries.map { tray in
-                [
-                    ("id", .string(tray.id)), ("title", tray.title.map(JSON.string) ?? .null),
-                    ("body", tray.body.map(JSON.string) ?? .null),
-                ].jsonObject
-            })
+        entry["tray"] = .array(device.trayReport)
         entry["topics"] = .array(device.topics.map(JSON.string))
         let text = String(JSON.object(entry).compactText.dropLast())
         return .json(
-            200, text: text + #","deliveries":["# + endpoint.recentDeliveries(of: id).joined(separator: ",") + "]}")
+            200,
+            text: text + #","deliveries":["# + world.endpoint.recentDeliveries(of: id).joined(separator: ",") + "]}")
     }
 
     /// `POST /api/v1/devices`: the `device` op's options, `count` of them, each made
@@ -343,8 +353,8 @@ extension Session {
         var ids: [String] = []
         var deliveries: [String] = []
         for _ in 0..<count {
-            let (reply, lines, _) = execute(line: deviceLine)
-            deliveries += lines
+            let (reply, written, _) = lines.execute(line: deviceLine)
+            deliveries += written
             guard reply["ok"] == true, let id = reply["device"]?.stringValue else {
                 if made.isEmpty { return .error(400, reply["error"]?.stringValue ?? "the device was refused") }
                 break
@@ -356,14 +366,14 @@ extension Session {
                     #"{"op":"call","device":"\#(id)","plugin":"push","method":"register","input":""}"#,
                     #"{"op":"subscribe","device":"\#(id)","key":"push","plugin":"push","stream":"events","input":""}"#,
                 ] {
-                    let (reply, lines, _) = execute(line: Array(step.utf8))
-                    deliveries += lines
+                    let (reply, written, _) = lines.execute(line: Array(step.utf8))
+                    deliveries += written
                     if reply["ok"] != true {
                         return .error(
                             400, "device \(id) could not be made ready: \(reply["error"]?.stringValue ?? "refused")")
                     }
                 }
-                entry["token"] = devicesByID[id]?.token.map(JSON.string) ?? .null
+                entry["token"] = world.devicesByID[id]?.token.map(JSON.string) ?? .null
             }
             ids.append(id)
             made.append(.object(entry))
@@ -379,9 +389,9 @@ extension Session {
     }
 
     private func deleteDevice(_ id: String) -> InspectorAnswer {
-        guard remove(device: id) else { return .error(404, "there is no device '\(id)'") }
+        guard world.remove(device: id) else { return .error(404, "there is no device '\(id)'") }
         var answer = InspectorAnswer(response: HTTPResponse(status: 204))
-        let deliveries = endpoint.takeLines()
+        let deliveries = world.takeDeliveries()
         answer.lines =
             deliveries + [
                 report(
@@ -423,12 +433,13 @@ extension Session {
         case .failure(let error): return error.answer
         case .success(let value): filter = value
         }
-        let entries = log.entries(matching: filter, after: Int64(after), limit: limit, newestFirst: order == "desc")
+        let entries = world.log.entries(
+            matching: filter, after: Int64(after), limit: limit, newestFirst: order == "desc")
         var response = LogWatchers.answer(entries, after: Int64(after), newestFirst: order == "desc")
         if entries.isEmpty && wait > 0 && order == "asc" {
             // Nothing yet: the answer waits for the first entry that matches, or the time.
             let later = HTTPLater(waitMilliseconds: wait * 1000)
-            watchers.add(LogWatchers.Poll(filter: filter, after: Int64(after), limit: limit, later: later))
+            world.watchers.add(LogWatchers.Poll(filter: filter, after: Int64(after), limit: limit, later: later))
             response.later = later
         }
         return InspectorAnswer(response: response)
@@ -456,18 +467,18 @@ extension Session {
         // A comment first, so a client sees the stream open before any event.
         later.send(.write(Array(": cxshell log stream\n\n".utf8)))
         if let resume {
-            let backlog = LogWatchers.backlog(log, after: resume, filter: filter)
+            let backlog = LogWatchers.backlog(world.log, after: resume, filter: filter)
             if !backlog.isEmpty { later.send(.write(backlog)) }
         }
-        watchers.add(LogWatchers.Stream(filter: filter, later: later))
+        world.watchers.add(LogWatchers.Stream(filter: filter, later: later))
         var response = InspectorAnswer.error(503, "the stream could not be opened: too many answers are open").response
         response.later = later
         return InspectorAnswer(response: response)
     }
 
     private func logEntry(_ seq: String) -> InspectorAnswer {
-        guard let number = Int64(seq), let entry = log.entry(number) else {
-            return .error(404, "the log has no entry \(seq) (it keeps \(log.firstSeq)…\(log.nextSeq - 1))")
+        guard let number = Int64(seq), let entry = world.log.entry(number) else {
+            return .error(404, "the log has no entry \(seq) (it keeps \(world.log.firstSeq)…\(world.log.nextSeq - 1))")
         }
         return .json(200, text: entry.text)
     }
@@ -489,18 +500,18 @@ extension Session {
         case .failure(let error): return error.answer
         case .success(let value): request = value
         }
-        let now = clock()
+        let now = world.clock()
         switch request["service"]?.stringValue {
         case "apns":
             let team = request["team"]?.stringValue ?? DeviceOptions().apnsTeam
-            let keyID = request["key_id"]?.stringValue ?? "CXSHELL\(apnsKeys.keys.count + 1)"
+            let keyID = request["key_id"]?.stringValue ?? "CXSHELL\(apns.keys.keys.count + 1)"
             guard !team.isEmpty, !keyID.isEmpty, let key = SigningKey(),
                 let publicKey = PublicKey(pem: key.publicKeyPEM),
                 let token = key.es256JWT(
                     header: JSONObject([("alg", "ES256"), ("kid", .string(keyID))]).compactText,
                     claims: JSONObject([("iss", .string(team)), ("iat", .integer(now / 1000))]).compactText)
             else { return .error(400, "team and key_id must not be empty") }
-            apnsKeys.register(APNsProviderTokens.Key(keyID: keyID, team: team, publicKey: publicKey))
+            apns.keys.register(APNsProviderTokens.Key(keyID: keyID, team: team, publicKey: publicKey))
             var answer = InspectorAnswer.json(
                 201,
                 JSONObject([
@@ -519,7 +530,7 @@ extension Session {
             guard let project = request["project"]?.stringValue, !project.isEmpty else {
                 return .error(400, #"an FCM credential needs "project": the Firebase project it sends to"#)
             }
-            let token = accessTokens.issue(project: project, lifetime: 3_599_000, now: now)
+            let token = oauth.issue(project: project)
             var answer = InspectorAnswer.json(
                 201,
                 JSONObject([
@@ -542,19 +553,19 @@ extension Session {
         var text = ""
         text += "# HELP cx_requests_total Requests answered, by the door they came by and their status.\n"
         text += "# TYPE cx_requests_total counter\n"
-        for (source, byStatus) in log.counts.sorted(by: { $0.key < $1.key }) {
+        for (source, byStatus) in world.log.counts.sorted(by: { $0.key < $1.key }) {
             for (status, count) in byStatus.sorted(by: { $0.key < $1.key }) {
                 text += "cx_requests_total{source=\"\(source)\",status=\"\(status)\"} \(count)\n"
             }
         }
-        text += "# HELP cx_devices Devices in the world.\n# TYPE cx_devices gauge\ncx_devices \(devices.count)\n"
+        text += "# HELP cx_devices Devices in the world.\n# TYPE cx_devices gauge\ncx_devices \(world.devices.count)\n"
         text += "# HELP cx_connections Connections open at the front door.\n# TYPE cx_connections gauge\n"
-        text += "cx_connections \(connectionCount())\n"
+        text += "cx_connections \(world.connectionCount())\n"
         text +=
-            "# HELP cx_log_entries Log entries retained.\n# TYPE cx_log_entries gauge\ncx_log_entries \(log.retained)\n"
+            "# HELP cx_log_entries Log entries retained.\n# TYPE cx_log_entries gauge\ncx_log_entries \(world.log.retained)\n"
         text += "# HELP cx_log_dropped_total Log entries dropped by retention.\n# TYPE cx_log_dropped_total counter\n"
-        text += "cx_log_dropped_total \(log.dropped)\n"
-        text += metrics.exposition
+        text += "cx_log_dropped_total \(world.log.dropped)\n"
+        text += world.metrics.exposition
         return InspectorAnswer(
             response: HTTPResponse(
                 status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")],

@@ -6,8 +6,25 @@ import SimulatedDevice
 /// PubNub's REST API for mobile push, as the front door serves it (PN-1 … PN-5):
 /// device registrations on channels, and publishing, which fans `pn_apns` and
 /// `pn_gcm` / `pn_fcm` out through the same APNs and FCM validators as a direct send.
-extension Session {
-    func pubnub(_ request: HTTPRequest) -> (JSONObject, HTTPResponse) {
+final class PubNubService {
+    let world: World
+    let apns: APNsService
+    let fcm: FCMService
+    /// Devices registered on channels, per sub key.
+    var registrations = PubNubRegistrations()
+    /// The last timetoken given: each is larger than the one before.
+    private var lastTimetoken: Int64 = 0
+
+    init(world: World, apns: APNsService, fcm: FCMService) {
+        self.world = world
+        self.apns = apns
+        self.fcm = fcm
+    }
+
+    /// The paths PubNub's REST API serves (when the host does not say PubNub).
+    static let paths = ["/publish/", "/v1/push/", "/v2/push/"]
+
+    func answer(_ request: HTTPRequest) -> ServiceAnswer {
         let target = Array((request.path ?? "").utf8)
         let question = target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
         let query = HTTPRequest.formFields(Array(target[question...].dropFirst()))
@@ -15,14 +32,14 @@ extension Session {
         for raw in target[..<question].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
         {
             guard let segment = HTTPRequest.percentDecoded(raw, plusIsSpace: false) else {
-                return Self.pubnubError(400, "the path has a bad percent-encoding or is not UTF-8")
+                return Self.refusal(400, "the path has a bad percent-encoding or is not UTF-8")
             }
             segments.append(segment)
         }
         switch segments.first {
         case "publish": return pubnubPublish(request, segments: segments)
         case "v1", "v2": return pubnubRegistration(segments: segments, query: query)
-        default: return Self.pubnubError(404, "PubNub serves /publish/, /v1/push/ and /v2/push/ here")
+        default: return Self.refusal(404, "PubNub serves /publish/, /v1/push/ and /v2/push/ here")
         }
     }
 
@@ -30,12 +47,12 @@ extension Session {
 
     /// `/v1/push/sub-key/{sub}/devices/{token}[/remove]?type=…&add=…&remove=…` and
     /// `/v2/push/sub-key/{sub}/devices-apns2/{token}[/remove]?environment=…&topic=…`.
-    func pubnubRegistration(segments: [String], query: [String: String]) -> (JSONObject, HTTPResponse) {
+    func pubnubRegistration(segments: [String], query: [String: String]) -> ServiceAnswer {
         let v2 = segments[0] == "v2"
         guard segments.count == 6 || (segments.count == 7 && segments[6] == "remove"), segments[1] == "push",
             segments[2] == "sub-key", segments[4] == (v2 ? "devices-apns2" : "devices")
         else {
-            return Self.pubnubError(
+            return Self.refusal(
                 400,
                 v2
                     ? "the path must be /v2/push/sub-key/{sub}/devices-apns2/{token}[/remove]"
@@ -43,23 +60,23 @@ extension Session {
         }
         let subKey = segments[3]
         let token = segments[5]
-        guard !subKey.isEmpty else { return Self.pubnubError(400, "Invalid Subscribe Key: it is empty") }
-        guard !token.isEmpty else { return Self.pubnubError(400, "Invalid device token: it is empty") }
+        guard !subKey.isEmpty else { return Self.refusal(400, "Invalid Subscribe Key: it is empty") }
+        guard !token.isEmpty else { return Self.refusal(400, "Invalid device token: it is empty") }
         var device: PubNubDevice
         if v2 {
             guard let name = query["environment"], let environment = APNsEnvironment(rawValue: name) else {
-                return Self.pubnubError(
+                return Self.refusal(
                     400,
                     "Invalid environment argument: it must be development or production, not '\(query["environment"] ?? "")'"
                 )
             }
             guard let topic = query["topic"], !topic.isEmpty else {
-                return Self.pubnubError(400, "Missing topic argument: the app's bundle id")
+                return Self.refusal(400, "Missing topic argument: the app's bundle id")
             }
             device = PubNubDevice(gateway: .apns2, token: token, topic: topic, environment: environment)
         } else {
             guard let name = query["type"], let gateway = PubNubDevice.Gateway(rawValue: name), gateway != .apns2 else {
-                return Self.pubnubError(
+                return Self.refusal(
                     400,
                     "Invalid type argument: it must be gcm, fcm or apns (apns2 is /v2/), not '\(query["type"] ?? "")'")
             }
@@ -73,52 +90,52 @@ extension Session {
         report["device"] = deviceID(of: device).map(JSON.string) ?? .null
         let modified = JSON.array([1, "Modified Channels"]).compactBytes
         if segments.count == 7 {
-            pubnubDevices.removeDevice(device, subKey: subKey)
+            registrations.removeDevice(device, subKey: subKey)
             report["effect"] = .string("removed the \(device.gateway.rawValue) device from all its channels")
-            return (report, Self.pubnubAnswer(200, modified))
+            return (report, Self.reply(200, modified))
         }
         let added = channels("add")
         let removed = channels("remove")
         guard !added.isEmpty || !removed.isEmpty else {
-            let list = pubnubDevices.channels(of: device, subKey: subKey)
+            let list = registrations.channels(of: device, subKey: subKey)
             report["effect"] = .string("listed the device's \(list.count) channel\(list.count == 1 ? "" : "s")")
-            return (report, Self.pubnubAnswer(200, JSON.array(list.map(JSON.string)).compactBytes))
+            return (report, Self.reply(200, JSON.array(list.map(JSON.string)).compactBytes))
         }
-        pubnubDevices.add(added, for: device, subKey: subKey)
-        pubnubDevices.remove(removed, for: device, subKey: subKey)
+        registrations.add(added, for: device, subKey: subKey)
+        registrations.remove(removed, for: device, subKey: subKey)
         var words: [String] = []
         if !added.isEmpty { words.append("added \(added.joined(separator: ","))") }
         if !removed.isEmpty { words.append("removed \(removed.joined(separator: ","))") }
         report["effect"] = .string(words.joined(separator: "; ") + " for the \(device.gateway.rawValue) device")
-        return (report, Self.pubnubAnswer(200, modified))
+        return (report, Self.reply(200, modified))
     }
 
     /// The world's device that holds a registered token, if any.
     private func deviceID(of device: PubNubDevice) -> String? {
-        registry.entry(token: device.token)?.deviceID
+        world.registry.entry(token: device.token)?.deviceID
     }
 
     // MARK: PN-2 … PN-5 publishing
 
     /// `GET /publish/{pub}/{sub}/0/{channel}/0/{message}` or `POST` without the message.
-    func pubnubPublish(_ request: HTTPRequest, segments: [String]) -> (JSONObject, HTTPResponse) {
+    func pubnubPublish(_ request: HTTPRequest, segments: [String]) -> ServiceAnswer {
         // /publish/{pub}/{sub}/{signature: 0}/{channel}/{callback: 0}[/{message}]
         guard segments.count >= 6, segments[3] == "0", segments[5] == "0", !segments[1].isEmpty,
             !segments[2].isEmpty, !segments[4].isEmpty
         else {
-            return Self.pubnubError(400, "the path must be /publish/{pub_key}/{sub_key}/0/{channel}/0[/{message}]")
+            return Self.refusal(400, "the path must be /publish/{pub_key}/{sub_key}/0/{channel}/0[/{message}]")
         }
         let subKey = segments[2]
         let channel = segments[4]
         let text: [UInt8]
         if request.method == "POST" {
             guard segments.count == 6 else {
-                return Self.pubnubError(400, "a POST publish has no message in its path; the body is the message")
+                return Self.refusal(400, "a POST publish has no message in its path; the body is the message")
             }
             text = request.body
         } else {
             guard segments.count >= 7 else {
-                return Self.pubnubError(400, "a GET publish carries the message, URL-encoded, after /0/")
+                return Self.refusal(400, "a GET publish carries the message, URL-encoded, after /0/")
             }
             text = Array(segments[6...].joined(separator: "/").utf8)
         }
@@ -133,10 +150,10 @@ extension Session {
         } catch {
             report["status"] = 400
             report["effect"] = .string("refused: the message is not JSON: \(error)")
-            return (report, Self.pubnubAnswer(400, JSON.array([0, "Invalid JSON", .string(timetoken)]).compactBytes))
+            return (report, Self.reply(400, JSON.array([0, "Invalid JSON", .string(timetoken)]).compactBytes))
         }
         report["status"] = 200
-        let sent = Self.pubnubAnswer(200, JSON.array([1, "Sent", .string(timetoken)]).compactBytes)
+        let sent = Self.reply(200, JSON.array([1, "Sent", .string(timetoken)]).compactBytes)
         let object = message.objectValue ?? JSONObject()
         let apns = object["pn_apns"]?.objectValue
         let gcm = object["pn_fcm"]?.objectValue ?? object["pn_gcm"]?.objectValue
@@ -146,8 +163,8 @@ extension Session {
             return (report, sent)
         }
         var results: [JSON] = []
-        for device in pubnubDevices.devices(on: channel, subKey: subKey) {
-            touched.removeAll(keepingCapacity: true)
+        for device in registrations.devices(on: channel, subKey: subKey) {
+            world.forgetTouched()
             var entry = JSONObject([
                 ("device", deviceID(of: device).map(JSON.string) ?? .null), ("token", .string(device.token)),
                 ("gateway", .string(device.gateway.rawValue)),
@@ -156,7 +173,7 @@ extension Session {
                 device.gateway.isApple
                     ? pushAPNs(apns, to: device) : pushFCM(gcm, to: device))
             // One device's deliveries are all written before the next one's.
-            if let problem = waitForTouchedHosts() { entry["result"] = .string(problem) }
+            if let problem = world.settle() { entry["result"] = .string(problem) }
             results.append(.object(entry))
         }
         let counts = ["delivered", "skipped", "rejected"].map { word in
@@ -179,21 +196,21 @@ extension Session {
     static let gatewayKeys: Set = ["pn_push", "pn_exceptions", "pn_debug", "pn_ttl", "pn_collapse_id"]
 
     /// PN-3, PN-4: `pn_apns` to one iOS registration, through the APNs validator.
-    private func pushAPNs(_ apns: JSONObject?, to device: PubNubDevice) -> String {
-        guard let apns else { return "skipped: the message has no pn_apns for an iOS device" }
-        if Self.names(apns["pn_exceptions"], appleToken: device.token) {
+    private func pushAPNs(_ message: JSONObject?, to device: PubNubDevice) -> String {
+        guard let message else { return "skipped: the message has no pn_apns for an iOS device" }
+        if Self.names(message["pn_exceptions"], appleToken: device.token) {
             return "skipped: the token is in pn_apns.pn_exceptions (PN-4)"
         }
         var headers: [String: String] = [:]
         var environment = device.environment ?? .production
         if let topic = device.topic { headers["apns-topic"] = topic }
-        if device.gateway == .apns, let entry = registry.entry(token: device.token) {
+        if device.gateway == .apns, let entry = world.registry.entry(token: device.token) {
             // The legacy gateway has no topic of its own: the certificate's app's.
             headers["apns-topic"] = entry.bundleID
             environment = entry.environment
         }
         var pushType = "alert"
-        if let pushes = apns["pn_push"]?.arrayValue {
+        if let pushes = message["pn_push"]?.arrayValue {
             // The first entry with a target naming this registration's (topic,
             // environment); a legacy `apns` registration takes the first entry.
             var matching: (push: JSONObject, target: JSON?)?
@@ -219,16 +236,16 @@ extension Session {
         }
         headers["apns-push-type"] = pushType
         var payload = JSONObject()
-        for (key, value) in apns where !Self.gatewayKeys.contains(key) { payload[key] = value }
+        for (key, value) in message where !Self.gatewayKeys.contains(key) { payload[key] = value }
         let body = JSON.object(payload)
         let apnsRequest = APNsRequest(
             headers: headers, body: body.compactBytes, parsedBody: body, token: device.token, environment: environment)
-        switch apnsRequest.validate(tokens: registry.apnsRecord) {
+        switch apns.validate(apnsRequest) {
         case .failure(let rejection):
             return "rejected by APNs: \(rejection.status) \(rejection.reason)"
         case .success(let notification):
             do {
-                let (_, outcome) = try deliver(notification)
+                let (_, outcome) = try apns.deliver(notification)
                 return "delivered through APNs: " + outcome.effect
             } catch {
                 return "rejected: \(error)"
@@ -246,8 +263,8 @@ extension Session {
         if let notification = gcm["notification"] { message["notification"] = notification }
         if let data = gcm["data"] { message["data"] = data }
         let body = JSON.object(JSONObject([("message", .object(message))]))
-        let project = registry.entry(token: device.token)?.project ?? DeviceOptions().fcmProject
-        switch sendFCM(body: body.compactBytes, parsed: body, project: nil, defaultProject: project) {
+        let project = world.registry.entry(token: device.token)?.project ?? DeviceOptions().fcmProject
+        switch fcm.send(body: body.compactBytes, parsed: body, project: nil, defaultProject: project) {
         case .failure(let error):
             return "rejected by FCM: \(error.code) \(error.errorCode ?? error.status): \(error.message)"
         case .success(let sent):
@@ -257,7 +274,7 @@ extension Session {
 
     /// A 17-digit timetoken (100 ns units since 1970), increasing.
     private func nextTimetoken() -> String {
-        lastTimetoken = max(clock() * 10_000, lastTimetoken + 1)
+        lastTimetoken = max(world.clock() * 10_000, lastTimetoken + 1)
         return String(lastTimetoken)
     }
 
@@ -269,12 +286,12 @@ extension Session {
         value.stringValue ?? value.compactText
     }
 
-    static func pubnubAnswer(_ status: Int, _ body: [UInt8]) -> HTTPResponse {
+    static func reply(_ status: Int, _ body: [UInt8]) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "text/javascript; charset=\"UTF-8\"")], body: body)
     }
 
     /// PubNub's error shape: `{"error": true, "service": …, "status": …, "message": …}`.
-    static func pubnubError(_ status: Int, _ message: String) -> (JSONObject, HTTPResponse) {
+    static func refusal(_ status: Int, _ message: String) -> ServiceAnswer {
         let body = JSONObject([
             ("error", true), ("service", "Push"), ("status", .integer(Int64(status))), ("message", .string(message)),
         ])

@@ -1,0 +1,127 @@
+import OrderedJSON
+import PushPlugin
+import PushServices
+import SimulatedDevice
+
+/// The ops that make devices and play their user and OS: the device's own rules
+/// (`Device`) decide; these read the request and write the reply.
+extension LineProtocol {
+    func makeDevice(_ request: Request, _ reply: inout JSONObject) throws {
+        let name = try request.string("platform")
+        guard let platform = PushPlatform(rawValue: name) else {
+            throw request.invalid("\"platform\" must be ios, android or web, not '\(name)'")
+        }
+        let bundle = try request.optionalString("bundle") ?? "com.example.app"
+        guard !bundle.isEmpty else { throw request.invalid("\"bundle\" must not be empty") }
+        var options = DeviceOptions()
+        if let environment = try request.optionalString("apns_environment") {
+            guard let value = APNsEnvironment(rawValue: environment) else {
+                throw request.invalid("\"apns_environment\" must be production or development, not '\(environment)'")
+            }
+            options.apnsEnvironment = value
+        }
+        if let project = try request.optionalString("fcm_project") {
+            guard !project.isEmpty else { throw request.invalid("\"fcm_project\" must not be empty") }
+            options.fcmProject = project
+        }
+        if let team = try request.optionalString("apns_team") {
+            guard !team.isEmpty else { throw request.invalid("\"apns_team\" must not be empty") }
+            options.apnsTeam = team
+        }
+        let device = world.makeDevice(platform: platform, bundle: bundle, options: options)
+        reply["device"] = .string(device.id)
+        reply["platform"] = .string(platform.rawValue)
+        reply["bundle"] = .string(bundle)
+    }
+
+    func listDevices(_ request: Request, _ reply: inout JSONObject) throws {
+        reply["devices"] = .array(
+            world.devices.map { device in
+                [
+                    ("device", .string(device.id)), ("platform", .string(device.platform.rawValue)),
+                    ("bundle", .string(device.bundleID)), ("state", .string(device.appState.rawValue)),
+                    ("token", device.token.map(JSON.string) ?? .null),
+                ].jsonObject
+            })
+    }
+
+    func permission(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        let answer = try request.string("answer")
+        guard answer == "grant" || answer == "deny" else {
+            throw request.invalid("\"answer\" must be grant or deny, not '\(answer)'")
+        }
+        device.setPermission(grant: answer == "grant")
+        reply["permission"] = .string(device.authorization.rawValue)
+    }
+
+    func launch(_ request: Request, _ reply: inout JSONObject) throws {
+        reply["state"] = .string(try target(request).launch().rawValue)
+    }
+
+    func background(_ request: Request, _ reply: inout JSONObject) throws {
+        reply["state"] = .string(try target(request).moveToBackground().rawValue)
+    }
+
+    func foreground(_ request: Request, _ reply: inout JSONObject) throws {
+        reply["state"] = .string(try target(request).moveToForeground().rawValue)
+    }
+
+    func kill(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        reply["state"] = .string(try device.kill().rawValue)
+        world.endpoint.processEnded(on: device.id)
+    }
+
+    func forceStop(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        reply["state"] = .string(try device.forceStop().rawValue)
+        world.endpoint.processEnded(on: device.id)
+    }
+
+    func uninstall(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        try device.uninstall(nowMilliseconds: world.clock())
+        world.endpoint.processEnded(on: device.id)
+    }
+
+    func install(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        let bundle = try request.optionalString("bundle")
+        if bundle == "" { throw request.invalid("\"bundle\" must not be empty") }
+        reply["bundle"] = .string(try device.install(bundleID: bundle))
+    }
+
+    func fcmTopic(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        let topic = try request.string("topic")
+        guard FCMRequest.isTopicName(topic) else {
+            throw request.invalid("'\(topic)' is not a topic name (^[a-zA-Z0-9-_.~%]{1,900}$)")
+        }
+        var subscribed = true  // subscribeToTopic, unless the request says otherwise
+        if let subscribe = request.fields["subscribe"] {
+            guard case .bool(let value) = subscribe else {
+                throw request.invalid("\"subscribe\" must be a boolean, not \(subscribe.typeName)")
+            }
+            subscribed = value
+        }
+        reply["topics"] = .array(try device.setTopic(topic, subscribed: subscribed).map(JSON.string))
+    }
+
+    func tap(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        reply["id"] = .string(try device.tap(try request.string("which")))
+    }
+
+    func tray(_ request: Request, _ reply: inout JSONObject) throws {
+        reply["entries"] = .array(try target(request).trayReport)
+    }
+
+    func rotateToken(_ request: Request, _ reply: inout JSONObject) throws {
+        reply["token"] = .string(try target(request).rotateToken(nowMilliseconds: world.clock()))
+    }
+
+    func state(_ request: Request, _ reply: inout JSONObject) throws {
+        for (key, value) in try target(request).stateReport { reply[key] = value }
+    }
+}

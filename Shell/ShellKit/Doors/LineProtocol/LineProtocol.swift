@@ -1,0 +1,134 @@
+import CXHost
+import OrderedJSON
+import PushPlugin
+import SimulatedDevice
+
+/// `cxshell serve`'s line protocol (`../shared/spec/shell-protocol.md`) as one door onto
+/// the world: a request line in, its deliveries and reply out. Each op is a small
+/// handler in the table below (`DeviceOps`, `CoreOps`, `PushOps`, `CredentialOps`);
+/// the inspector's `POST /api/v1/requests` runs the same handlers.
+///
+/// A request is handled completely, and the hosts it touched are idle, before its
+/// reply. A request that cannot be understood, or that does not fit the device, gets
+/// `ok: false` with a sentence and changes nothing.
+final class LineProtocol {
+    /// The longest request line accepted.
+    static let maxLineBytes = 1 << 20
+    /// One op: it reads its request's fields and writes its reply's; a thrown
+    /// `Request.Invalid` or `DeviceRefusal` becomes `ok: false` with its sentence.
+    typealias Handler = (LineProtocol) -> (Request, inout JSONObject) throws -> Void
+
+    let world: World
+    let apns: APNsService
+    let fcm: FCMService
+    let oauth: OAuthService
+    /// The ops in the order the unknown-op error lists them.
+    private let names: [String]
+    private let handlers: [String: Handler]
+
+    init(world: World, apns: APNsService, fcm: FCMService, oauth: OAuthService) {
+        self.world = world
+        self.apns = apns
+        self.fcm = fcm
+        self.oauth = oauth
+        let table: [(String, Handler)] = [
+            ("device", LineProtocol.makeDevice), ("devices", LineProtocol.listDevices),
+            ("permission", LineProtocol.permission), ("launch", LineProtocol.launch),
+            ("background", LineProtocol.background), ("foreground", LineProtocol.foreground),
+            ("kill", LineProtocol.kill), ("force_stop", LineProtocol.forceStop), ("call", LineProtocol.call),
+            ("notify", LineProtocol.notify), ("subscribe", LineProtocol.subscribe),
+            ("unsubscribe", LineProtocol.unsubscribe), ("apns", LineProtocol.sendAPNs),
+            ("simctl", LineProtocol.simctl), ("fcm", LineProtocol.sendFCM), ("tap", LineProtocol.tap),
+            ("tray", LineProtocol.tray), ("rotate_token", LineProtocol.rotateToken), ("state", LineProtocol.state),
+            ("uninstall", LineProtocol.uninstall), ("install", LineProtocol.install),
+            ("fcm_topic", LineProtocol.fcmTopic), ("apns_key", LineProtocol.apnsKey),
+            ("google_key", LineProtocol.googleKey),
+        ]
+        names = table.map(\.0)
+        handlers = Dictionary(uniqueKeysWithValues: table)
+    }
+
+    /// Runs one request line from `source` (the log's name for the door it came by) and
+    /// logs it: its reply and deliveries; nil for a line of JSON white space only.
+    func run(line: some Collection<UInt8>, source: String) -> (reply: JSONObject, deliveries: [String])? {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return nil }
+        let (reply, deliveries, op) = execute(line: line)
+        world.finish(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) {
+            var record = RequestLog.Record { $0.member("op", op) }
+            record.body = Array(line)
+            record.devices = world.touchedIDs
+            if record.devices.isEmpty, let id = reply["device"]?.stringValue { record.devices = [id] }
+            record.error = reply["error"]?.stringValue
+            record.reason = reply["reason"]?.stringValue
+            record.effect = reply["effect"]?.stringValue
+            record.deliveries = deliveries
+            return record
+        }
+        return (reply, deliveries)
+    }
+
+    /// Runs one request line without logging it: its reply, deliveries and op.
+    func execute(line: some Collection<UInt8>) -> (reply: JSONObject, deliveries: [String], op: String?) {
+        var reply: JSONObject
+        var op: String?
+        world.begin()
+        do {
+            let request = try Request(line: line, maxBytes: Self.maxLineBytes)
+            op = request.op
+            guard let handler = handlers[request.op] else {
+                throw request.invalid("unknown op '\(request.op)'; the ops are: \(names.joined(separator: ", "))")
+            }
+            reply = JSONObject([("reply", request.id), ("ok", true)])
+            do {
+                try handler(self)(request, &reply)
+            } catch let refusal as DeviceRefusal {
+                reply = Self.error(request.id, refusal.message)
+            }
+        } catch let invalid as Request.Invalid {
+            reply = Self.error(invalid.id, invalid.message)
+        } catch {
+            reply = Self.error(nil, "\(error)")
+        }
+        if let problem = world.settle() { reply = Self.error(reply["reply"] ?? nil, problem) }
+        return (reply, world.takeDeliveries(), op)
+    }
+
+    static func error(_ id: JSON, _ message: String) -> JSONObject {
+        JSONObject([("reply", id), ("ok", false), ("error", .string(message))])
+    }
+
+    /// The device a request names with `"device"`, or the current one; the request
+    /// touches it (its host is waited for before the reply).
+    func target(_ request: Request) throws -> Device {
+        let device: Device
+        if let name = try request.optionalString("device") {
+            guard let named = world.devicesByID[name] else {
+                let known = world.devices.isEmpty ? "none yet" : world.devices.map(\.id).joined(separator: ", ")
+                throw request.invalid("there is no device '\(name)'; the devices are: \(known)")
+            }
+            device = named
+        } else {
+            guard let current = world.current else {
+                throw request.invalid(#"there is no device yet: start with {"op":"device","platform":"ios"}"#)
+            }
+            device = current
+        }
+        world.touch(device)
+        return device
+    }
+
+    /// The device's running app's host, or a refusal that says to launch it.
+    func runningHost(_ device: Device) throws -> PluginHost {
+        guard let host = device.host else {
+            throw DeviceRefusal("the app is not running: launch it first (the core lives in the app's process)")
+        }
+        return host
+    }
+
+    func requirePlatform(_ platform: PushPlatform, _ device: Device, _ request: Request) throws {
+        guard device.platform == platform else {
+            let service = platform == .ios ? "an iOS" : "an Android"
+            throw DeviceRefusal("\(request.op) sends to \(service) device; this device is \(device.platform.rawValue)")
+        }
+    }
+}

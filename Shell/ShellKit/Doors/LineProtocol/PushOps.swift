@@ -1,0 +1,91 @@
+import OrderedJSON
+import PushServices
+import SimulatedDevice
+
+/// The ops that push as a backend would: to APNs, through `simctl`, to FCM. Each goes
+/// through the same service (and validator) as the network's requests.
+extension LineProtocol {
+    /// An APNs request finds its device by token, as APNs does: `token` when given,
+    /// else the named (or current) device's.
+    func sendAPNs(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        let headers = try request.headers()
+        var token = try request.optionalString("token")
+        if token == nil && headers[":path"] == nil {
+            try requirePlatform(.ios, device, request)
+            guard let own = device.token else {
+                throw DeviceRefusal(
+                    "the app on \(device.id) has no APNs token yet (it gets one when it registers); pass \"token\" to send to one anyway"
+                )
+            }
+            token = own
+        }
+        var environment = APNsEnvironment.production
+        if let name = try request.optionalString("environment") {
+            guard let value = APNsEnvironment(rawValue: name) else {
+                throw request.invalid("\"environment\" must be production or development, not '\(name)'")
+            }
+            environment = value
+        }
+        let body = try request.body("body")
+        let push = APNsRequest(
+            headers: headers, body: body.bytes, parsedBody: body.value, token: token, environment: environment)
+        switch apns.validate(push) {
+        case .failure(let rejection):
+            reply = Self.rejection(request.id, rejection)
+        case .success(let notification):
+            let (target, outcome) = try apns.deliver(notification)
+            reply["apns-id"] = .string(notification.apnsID ?? target.makeAPNsID())
+            reply["device"] = .string(target.id)
+            Self.record(outcome, in: &reply)
+        }
+    }
+
+    /// `xcrun simctl push`: the file's payload to the app, as the simulator does.
+    func simctl(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        try requirePlatform(.ios, device, request)
+        let file = try request.body("file")
+        let simctl = SimctlPayload(
+            file: file.bytes, parsedFile: file.value, bundleArgument: try request.optionalString("bundle"))
+        switch simctl.validate(installedBundle: device.isInstalled ? device.bundleID : "(no app)") {
+        case .failure(let rejection):
+            reply = Self.rejection(request.id, rejection)
+        case .success(let accepted):
+            reply["apns-id"] = .string(device.makeAPNsID())
+            Self.record(device.receive(apnsPayload: accepted.payload, collapseID: nil), in: &reply)
+        }
+    }
+
+    /// A `messages:send` body. A topic or a condition goes to the world; its project is
+    /// `project`, else the request's device's when that is an Android app, else the
+    /// default project.
+    func sendFCM(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        let body = try request.body("body")
+        let project = try request.optionalString("project")
+        if project == "" { throw request.invalid("\"project\" must not be empty") }
+        let defaultProject = device.platform == .android ? device.options.fcmProject : DeviceOptions().fcmProject
+        switch fcm.send(body: body.bytes, parsed: body.value, project: project, defaultProject: defaultProject) {
+        case .failure(let error):
+            reply = JSONObject([("reply", request.id), ("ok", false), ("error", .object(FCMService.envelope(error)))])
+        case .success(let sent):
+            for (key, value) in sent { reply[key] = value }
+        }
+    }
+
+    private static func record(_ outcome: PushOutcome, in reply: inout JSONObject) {
+        reply["effect"] = .string(outcome.effect)
+        if let trayID = outcome.trayID { reply["tray_id"] = .string(trayID) }
+    }
+
+    private static func rejection(_ id: JSON, _ rejection: APNsRejection) -> JSONObject {
+        var reply = JSONObject([
+            ("reply", id), ("ok", false), ("status", .integer(Int64(rejection.status))),
+            ("reason", .string(rejection.reason)),
+        ])
+        if let timestamp = rejection.timestamp { reply["timestamp"] = .integer(timestamp) }
+        reply["detail"] = .string(rejection.detail)
+        return reply
+    }
+}

@@ -1,0 +1,43 @@
+import OrderedJSON
+import SimulatedDevice
+
+/// The channels' door: messages that arrived over MQTT on their own time, handled
+/// between two requests, oldest first. Each writes its deliveries, then one report
+/// line (channels.md), and is logged with source `mqtt`.
+struct MQTTArrivals {
+    let world: World
+
+    /// Handles at most `limit` arrivals; the lines to write.
+    func handle(limit: Int) -> [String] {
+        var lines: [String] = []
+        for arrival in world.hub.takeArrivals(limit: limit) {
+            // A device taken out of the world (`DELETE /api/v1/devices/{id}`) takes
+            // what was still on its way to it.
+            guard let device = world.devicesByID[arrival.deviceID] else { continue }
+            world.begin()
+            world.touch(device)
+            var report = JSONObject([
+                ("network", "mqtt"), ("device", .string(arrival.deviceID)), ("topic", .string(arrival.message.topic)),
+            ])
+            let (messageID, outcome) = device.receive(mqtt: arrival)
+            report["messageId"] = messageID.map(JSON.string) ?? .null
+            report["qos"] = .integer(Int64(arrival.message.qos))
+            report["effect"] = .string(outcome.effect)
+            if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
+            if let problem = world.settle() { report["effect"] = .string(problem) }
+            let deliveries = world.takeDeliveries()
+            world.finish(source: "mqtt", status: 200, deliveries: deliveries) {
+                let topic = arrival.message.topic
+                var record = RequestLog.Record { $0.member("topic", topic) }
+                record.body = arrival.message.payload
+                record.devices = [arrival.deviceID]
+                record.effect = report["effect"]?.stringValue
+                record.deliveries = deliveries
+                return record
+            }
+            lines += deliveries
+            lines.append(report.compactText)
+        }
+        return lines
+    }
+}

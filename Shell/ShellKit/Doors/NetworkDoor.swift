@@ -1,0 +1,166 @@
+import Foundation
+import HTTPMessage
+import OrderedJSON
+import PushServices
+
+/// What a network request did: the lines to write on standard output (its
+/// deliveries, then its report line) before the answer goes back (front-door.md,
+/// "Ordering").
+public struct NetworkExchange: Sendable {
+    public let lines: [String]
+    public let response: HTTPResponse
+}
+
+/// The front door as a door onto the world: a request the transport parsed is routed
+/// to its service (by SNI and host, then by path) or to the inspector, answered, and
+/// logged. It knows no socket; the services know no route.
+final class NetworkDoor {
+    let world: World
+    let apns: APNsService
+    let fcm: FCMService
+    let oauth: OAuthService
+    let pubnub: PubNubService
+    let webhooks: WebhookService
+    let inspector: Inspector
+    /// Who may reach the inspector; nil: it is off, and its paths are nobody's.
+    var inspectorSettings: InspectorSettings?
+
+    init(
+        world: World, apns: APNsService, fcm: FCMService, oauth: OAuthService, pubnub: PubNubService,
+        webhooks: WebhookService, inspector: Inspector
+    ) {
+        self.world = world
+        self.apns = apns
+        self.fcm = fcm
+        self.oauth = oauth
+        self.pubnub = pubnub
+        self.webhooks = webhooks
+        self.inspector = inspector
+    }
+
+    func handle(_ request: HTTPRequest) -> NetworkExchange {
+        world.begin()
+        let route = Self.route(request)
+        if route == .inspector, let inspectorSettings {
+            // It writes what it changed itself, and logs only writes.
+            let answer = inspector.answer(request, settings: inspectorSettings)
+            return NetworkExchange(lines: answer.lines, response: answer.response)
+        }
+        let (report, response): ServiceAnswer
+        switch route {
+        case .misdirected(let connection, let authority):
+            (report, response) = plainAnswer(
+                "http", 421,
+                "misdirected: this connection was opened for \(connection), and the request names \(authority)")
+        case .service(let service): (report, response) = answer(request, by: service)
+        case .unknownHost, .inspector:
+            let path = request.path ?? ""
+            if let service = Service(path: path) {
+                (report, response) = answer(request, by: service)
+            } else {
+                (report, response) = plainAnswer(
+                    "http", 404, "no service here answers \(request.method ?? "?") \(path)")
+            }
+        }
+        let problem = world.settle()
+        let deliveries = world.takeDeliveries()
+        var lines = deliveries
+        if let problem { lines.append(JSONObject([("network", "error"), ("effect", .string(problem))]).compactText) }
+        lines.append(report.compactText)
+        world.finish(source: report["network"]?.stringValue ?? "http", status: response.status, deliveries: deliveries)
+        {
+            Self.record(of: request, report: report, deliveries: deliveries)
+        }
+        return NetworkExchange(lines: lines, response: response)
+    }
+
+    private func answer(_ request: HTTPRequest, by service: Service) -> ServiceAnswer {
+        switch service {
+        case .apns(let environment): apns.answer(request, environment: environment)
+        case .fcm: fcm.answer(request)
+        case .oauth: oauth.answer(request)
+        case .pubnub: pubnub.answer(request)
+        case .webhook: webhooks.answer(request)
+        }
+    }
+
+    /// A network request as the log shows it: what was sent, and what its report says.
+    static func record(of request: HTTPRequest, report: JSONObject, deliveries: [String]) -> RequestLog.Record {
+        var record = RequestLog.Record { json in
+            json.member("method", request.method)
+            json.member("path", request.path)
+            json.member("host", request.authorityHost ?? request.serverHost)
+            json.member("headers", headers: request.headers)
+        }
+        if !request.body.isEmpty { record.body = request.body }
+        if let device = report["device"]?.stringValue {
+            record.devices = [device]
+        } else if let devices = report["devices"]?.arrayValue {
+            record.devices = devices.compactMap { $0["device"]?.stringValue }
+        }
+        record.reason = report["reason"]?.stringValue
+        record.error = report["error"]?.stringValue
+        record.effect = report["effect"]?.stringValue
+        record.deliveries = deliveries
+        return record
+    }
+
+    /// A service the front door answers for, by its host (front-door.md's table), or
+    /// by its path when the host is not a service's (an IP, `localhost`).
+    enum Service: Equatable {
+        /// APNs; the environment is the host's (nil: the one that issued the token).
+        case apns(APNsEnvironment?)
+        case fcm, oauth, pubnub, webhook
+
+        init?(host: String) {
+            switch host {
+            case "api.push.apple.com": self = .apns(.production)
+            case "api.development.push.apple.com", "api.sandbox.push.apple.com": self = .apns(.development)
+            case "fcm.googleapis.com": self = .fcm
+            case "oauth2.googleapis.com": self = .oauth
+            case _ where host == "ps.pndsn.com" || host.hasSuffix(".pndsn.com"): self = .pubnub
+            default: return nil
+            }
+        }
+
+        init?(path: String) {
+            if path.hasPrefix("/v1/projects/") {
+                self = .fcm
+            } else if path.hasPrefix("/token") {
+                self = .oauth
+            } else if path.hasPrefix("/webhooks/") {
+                self = .webhook
+            } else if PubNubService.paths.contains(where: path.hasPrefix) {
+                self = .pubnub
+            } else if path.hasPrefix("/3/device/") {
+                self = .apns(nil)
+            } else {
+                return nil
+            }
+        }
+    }
+
+    enum Route: Equatable {
+        case service(Service)
+        /// A host the shell does not know (an IP, `localhost`): the path decides.
+        case unknownHost
+        /// Such a host, and one of the inspector's paths (it checks the host is its own).
+        case inspector
+        /// The request names another service than the one its connection was opened for.
+        case misdirected(connection: String, authority: String)
+    }
+
+    /// SNI (or a CONNECT's target) first, then `:authority` / `Host` (front-door.md):
+    /// a request that names another service than its connection's is misdirected.
+    static func route(_ request: HTTPRequest) -> Route {
+        let connection = request.serverHost.flatMap { host in Service(host: host).map { (host, $0) } }
+        let authority = request.authorityHost.flatMap { host in Service(host: host).map { (host, $0) } }
+        switch (connection, authority) {
+        case (.some((let connectionHost, let connectionService)), .some((let authorityHost, let authorityService))):
+            return connectionService == authorityService
+                ? .service(connectionService) : .misdirected(connection: connectionHost, authority: authorityHost)
+        case (.some((_, let service)), nil), (nil, .some((_, let service))): return .service(service)
+        case (nil, nil): return InspectorResource.claims(request.path ?? "") ? .inspector : .unknownHost
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Credentials
+import Foundation
+import HTTPMessage
+import OrderedJSON
+import PushServices
+import SimulatedDevice
+
+/// APNs (`api.push.apple.com`, `api.development.push.apple.com`): the provider-token
+/// keys it trusts, and pushes found by token and handed to the device that holds it.
+/// One validator (`APNsRequest`) for the line protocol, PubNub and the network alike.
+final class APNsService {
+    let world: World
+    /// The signing keys registered with `apns_key` (or minted for hand tests): once
+    /// there is one, every provider token's signature is checked.
+    var keys = APNsProviderTokens()
+
+    init(world: World) { self.world = world }
+
+    /// Validates a push as APNs does, for the tokens the world issued.
+    func validate(_ request: APNsRequest) -> Result<APNsNotification, APNsRejection> {
+        request.validate(tokens: world.registry.apnsRecord)
+    }
+
+    /// Hands a push APNs accepted to the device that holds its token (or to the system
+    /// handler of its push type), as iOS would.
+    func deliver(_ notification: APNsNotification) throws -> (Device, PushOutcome) {
+        guard let target = world.device(holding: notification.token) else {
+            throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
+        }
+        world.touch(target)
+        if let handler = notification.systemHandler {
+            return (
+                target,
+                PushOutcome(
+                    effect:
+                        "delivered to \(handler) on \(target.id): the push plugin does not handle it, so no event and nothing in the tray"
+                )
+            )
+        }
+        return (target, target.receive(apnsPayload: notification.payload, collapseID: notification.collapseID))
+    }
+
+    /// APNs over HTTP/2. `environment` is the host's; for an unknown host, the one
+    /// that issued the token, so no environment mismatch arises.
+    func answer(_ request: HTTPRequest, environment: APNsEnvironment?) -> ServiceAnswer {
+        guard request.http2 else {
+            return plainAnswer("apns", 505, "APNs takes HTTP/2 only; this request came over HTTP/1.1")
+        }
+        var headers: [String: String] = [:]
+        var duplicate: String?
+        for (name, value) in request.headers {
+            if headers[name] != nil && !name.hasPrefix(":") { duplicate = duplicate ?? name }
+            headers[name] = value
+        }
+        let token = String((request.path ?? "").dropFirst("/3/device/".count)).lowercased()
+        let environment = environment ?? world.registry.apnsRecord(token)?.environment ?? .production
+        let requestID = headers["apns-id"]
+        let result: Result<APNsNotification, APNsRejection>
+        var signatureChecked = false
+        if let duplicate {
+            result = .failure(
+                APNsRejection(status: 400, reason: "DuplicateHeaders", detail: "the header \(duplicate) was sent twice")
+            )
+        } else {
+            let now = Double(world.clock()) / 1000
+            result = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
+                .validate(tokens: world.registry.apnsRecord) { [self] record in
+                    switch keys.check(authorization: headers["authorization"], team: record.team, now: now) {
+                    case .success(let accepted):
+                        signatureChecked = accepted.signatureChecked
+                        return nil
+                    case .failure(let refusal):
+                        return APNsRejection(status: 403, reason: refusal.reason, detail: refusal.detail)
+                    }
+                }
+        }
+        var report = JSONObject([("network", "apns")])
+        var responseHeaders: [(name: String, value: String)] = []
+        switch result {
+        case .failure(let rejection):
+            let apnsID = requestID ?? UUID().uuidString
+            report["status"] = .integer(Int64(rejection.status))
+            report["apns-id"] = .string(apnsID)
+            report["reason"] = .string(rejection.reason)
+            report["effect"] = .string("refused: \(rejection.detail)")
+            var body = JSONObject([("reason", .string(rejection.reason))])
+            if let timestamp = rejection.timestamp { body["timestamp"] = .integer(timestamp) }
+            responseHeaders = [("apns-id", apnsID), ("content-type", "application/json")]
+            return (
+                report,
+                HTTPResponse(status: rejection.status, headers: responseHeaders, body: JSON.object(body).compactBytes)
+            )
+        case .success(let notification):
+            do {
+                let (target, outcome) = try deliver(notification)
+                let apnsID = requestID ?? target.makeAPNsID()
+                report["status"] = 200
+                report["device"] = .string(target.id)
+                report["apns-id"] = .string(apnsID)
+                report["effect"] = .string(
+                    outcome.effect
+                        + (signatureChecked
+                            ? ""
+                            : "; the provider token's signature was not checked (no key is registered with apns_key)"))
+                if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
+                responseHeaders = [("apns-id", apnsID)]
+                if environment == .development {
+                    responseHeaders.append(("apns-unique-id", UUID().uuidString.lowercased()))
+                }
+                return (report, HTTPResponse(status: 200, headers: responseHeaders))
+            } catch {
+                report["status"] = 500
+                report["effect"] = .string("\(error)")
+                return (report, HTTPResponse(status: 500, body: Array(#"{"reason":"InternalServerError"}"#.utf8)))
+            }
+        }
+    }
+}

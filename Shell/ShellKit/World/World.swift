@@ -1,0 +1,184 @@
+import Foundation
+import OrderedJSON
+import PushPlugin
+import PushServices
+import SimulatedDevice
+
+/// The world every door asks (Docs/Architecture.md): its devices and the registry of
+/// the tokens they were issued, what the app cores received, the clock, and the log of
+/// every request from every door. It knows no door and no service: each door begins a
+/// request here, services touch the devices they reach, and the door finishes it here,
+/// so the log, the metrics and the waiting for hosts happen in one place.
+///
+/// Not thread-safe: its owner (`cxshell serve`) hands it one request at a time.
+final class World {
+    /// Every token the world's devices were issued: how a push finds its device.
+    let registry = TokenRegistry()
+    /// What the world's channels share: MQTT arrivals, the front door's address.
+    let hub = ChannelHub()
+    /// The app cores the shell plays: what each device's host delivered.
+    let endpoint = CoreEndpoint()
+    private(set) var devices: [Device] = []
+    private(set) var devicesByID: [String: Device] = [:]
+    /// The device a request without `"device"` means: the last one made.
+    private(set) var current: Device?
+    /// The number in the last device id given (`d7`): ids are never reused.
+    private var lastDeviceNumber = 0
+    /// Milliseconds since 1970: every time-based rule reads it.
+    let clock: () -> Int64
+    /// When the world began (monotonic milliseconds), for the inspector's uptime.
+    let startedAt = World.monotonicMilliseconds()
+    /// Every request from every door, with its deliveries (inspector.md, "The log").
+    var log: RequestLog
+    /// Long polls and event streams waiting on the log.
+    var watchers = LogWatchers()
+    /// Durations and deliveries for `/metrics`.
+    var metrics = RequestMetrics()
+    /// The test CA's certificate (PEM) clients trust, when the front door listens.
+    var caPath: String?
+    /// How many connections the front door has open (0 without one).
+    var connectionCount: @Sendable () -> Int = { 0 }
+
+    /// The devices the request being handled touched: their hosts are waited for
+    /// before its answer, and the log names them.
+    private(set) var touched: [Device] = []
+    /// When the request being handled began (monotonic nanoseconds).
+    private var requestStarted: UInt64 = 0
+
+    init(clock: @escaping () -> Int64, logMax: Int) {
+        self.clock = clock
+        self.log = RequestLog(max: logMax)
+    }
+
+    // MARK: One request
+
+    /// Starts a request: nothing touched yet, its duration counted from now.
+    func begin() {
+        touched.removeAll(keepingCapacity: true)
+        requestStarted = Self.monotonicNanoseconds()
+    }
+
+    /// Notes that the request reached `device`: its host is waited for before the answer.
+    func touch(_ device: Device) { touched.append(device) }
+
+    /// Starts over the devices touched, within one request that reaches several devices
+    /// one after the other (a PubNub publish).
+    func forgetTouched() { touched.removeAll(keepingCapacity: true) }
+
+    /// Waits until every host the request touched is idle; a sentence when it cannot.
+    func settle() -> String? {
+        do {
+            for device in touched { try device.waitUntilIdle() }
+            return nil
+        } catch {
+            // Only a world driven from its own host's thread gets here.
+            return "\(error)"
+        }
+    }
+
+    /// The delivery lines the app cores wrote since they were last taken.
+    func takeDeliveries() -> [String] { endpoint.takeLines() }
+
+    /// The ids of the devices the request touched, each once, in order.
+    var touchedIDs: [String] {
+        var ids: [String] = []
+        for device in touched where !ids.contains(device.id) { ids.append(device.id) }
+        return ids
+    }
+
+    /// Ends a request from `source` (the log's name for its door): counts it, appends its
+    /// log entry, and tells whoever waits on the log.
+    func finish(source: String, status: Int, deliveries: [String], _ record: () -> RequestLog.Record) {
+        let seconds = Double(Self.monotonicNanoseconds() &- requestStarted) / 1e9
+        metrics.observe(source: source, seconds: seconds, deliveries: deliveries)
+        let seq = log.append(source: source, status: status, at: clock(), record)
+        guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
+        watchers.appended(entry, in: log)
+    }
+
+    // MARK: Devices
+
+    /// Makes a device, powered on with the app installed, and makes it the current one.
+    func makeDevice(platform: PushPlatform, bundle: String, options: DeviceOptions) -> Device {
+        lastDeviceNumber += 1
+        let id = "d\(lastDeviceNumber)"
+        let device = Device(
+            id: id, platform: platform, bundleID: bundle, options: options, registry: registry, hub: hub,
+            core: endpoint.receiver(for: id))
+        devices.append(device)
+        devicesByID[id] = device
+        current = device
+        return device
+    }
+
+    /// Takes a device out of the world: as `uninstall` (its tokens retire), then it is
+    /// gone; false when there is no such device.
+    func remove(device id: String) -> Bool {
+        guard let device = devicesByID.removeValue(forKey: id) else { return false }
+        if device.isInstalled { try? device.uninstall(nowMilliseconds: clock()) }
+        device.powerOff()
+        endpoint.processEnded(on: id)
+        endpoint.forget(id)
+        devices.removeAll { $0.id == id }
+        if current === device { current = nil }
+        return true
+    }
+
+    /// The device whose app holds `token` now (or held it, until it retired).
+    func device(holding token: String) -> Device? {
+        registry.entry(token: token).flatMap { devicesByID[$0.deviceID] }
+    }
+
+    /// The device with the installation id `fid`.
+    func device(installationID fid: String) -> Device? {
+        registry.entry(installationID: fid).flatMap { devicesByID[$0.deviceID] }
+    }
+
+    // MARK: Time
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    static func monotonicMilliseconds() -> Int64 { Int64(monotonicNanoseconds() / 1_000_000) }
+}
+
+extension Device {
+    /// The device as `state` answers: its app, permission, token, subscriptions, tap
+    /// buffer and channels.
+    var stateReport: JSONObject {
+        var state = JSONObject()
+        let buffer = self.buffer
+        state["state"] = .string(appState.rawValue)
+        state["platform"] = .string(platform.rawValue)
+        state["permission"] = .string(authorization.rawValue)
+        state["token"] = token.map(JSON.string) ?? .null
+        state["subscriptions"] = .array((host?.subscribedKeys ?? []).map(JSON.string))
+        state["buffered"] = .integer(Int64(buffer.buffered))
+        state["dropped_taps"] = .integer(Int64(buffer.droppedTaps))
+        state["device"] = .string(id)
+        state["installed"] = .bool(isInstalled)
+        if platform == .android {
+            state["fid"] = installationID.map(JSON.string) ?? .null
+            state["topics"] = .array(topics.map(JSON.string))
+        }
+        state["channels"] = .array(channelSummaries.map(JSON.object))
+        return state
+    }
+
+    /// The tray's entries as `tray` and the inspector show them.
+    var trayReport: [JSON] {
+        trayEntries.map { entry in
+            [
+                ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
+                ("body", entry.body.map(JSON.string) ?? .null),
+            ].jsonObject
+        }
+    }
+}
+
+extension Array where Element == (String, JSON) {
+    var jsonObject: JSON { .object(JSONObject(self)) }
+}
