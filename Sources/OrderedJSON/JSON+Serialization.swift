@@ -38,11 +38,20 @@ extension JSON {
         var value = value
         value.withUTF8 { bytes in
             var runStart = 0
-            for index in 0..<bytes.count {
+            var index = 0
+            while index < bytes.count {
+                // Eight bytes at a time while none needs escaping: most text has none.
+                if index + 8 <= bytes.count,
+                    !needsEscape(UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+                {
+                    index += 8
+                    continue
+                }
                 let byte = bytes[index]
+                index += 1
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                runStart = index + 1
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index - 1]))
+                runStart = index
                 output.append(UInt8(ascii: "\\"))
                 switch byte {
                 case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
@@ -62,6 +71,18 @@ extension JSON {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of eight bytes is below 0x20, `"` or `\\` (the bytes a JSON string
+    /// escapes). The whole-word tests ("has a zero byte", "has a byte below n") are exact
+    /// as yes-or-no answers, though not in which byte they flag, which is all this asks.
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let control = (word &- ones &* 0x20) & ~word & highs != 0
+        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
     }
 }
 

@@ -1,0 +1,66 @@
+import Testing
+
+@testable import OrderedJSON
+
+/// `writeString` skips eight bytes at a time while none needs escaping; these check it
+/// against the plain byte-by-byte rule for every byte value at every place in a word.
+struct StringEscapingTests {
+    /// The rule itself: `"`, `\` and bytes below 0x20 escaped, everything else as is.
+    static func reference(_ text: String) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += Array(#"\""#.utf8)
+            case UInt8(ascii: "\\"): out += Array(#"\\"#.utf8)
+            case 0x08: out += Array(#"\b"#.utf8)
+            case 0x0C: out += Array(#"\f"#.utf8)
+            case 0x0A: out += Array(#"\n"#.utf8)
+            case 0x0D: out += Array(#"\r"#.utf8)
+            case 0x09: out += Array(#"\t"#.utf8)
+            case ..<0x20: out += Array(String(format: "\\u%04x", byte).utf8)
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+        return out
+    }
+
+    @Test func everyASCIIByteAtEveryOffsetIsEscapedAsTheRuleSays() {
+        for byte in UInt8(0)..<0x80 {
+            for length in 1...19 {
+                for offset in 0..<length {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[offset] = byte
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    var written: [UInt8] = []
+                    JSON.writeString(text, to: &written)
+                    #expect(written == Self.reference(text), "byte \(byte) at \(offset) of \(length)")
+                }
+            }
+        }
+    }
+
+    @Test func wordTestFlagsExactlyTheWordsWithAnEscapedByte() {
+        // Neighbours that make the borrow of a subtraction cross bytes: 0x00, 0x01, 0x20,
+        // 0x21, 0x22, 0x23, 0x5B … 0x5D, 0x80, 0xFF.
+        let interesting: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xFF]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200_000 {
+            var word: UInt64 = 0
+            var expected = false
+            for place in 0..<8 {
+                let byte = interesting.randomElement(using: &generator)!
+                expected = expected || byte < 0x20 || byte == 0x22 || byte == 0x5C
+                word |= UInt64(byte) << (place * 8)
+            }
+            #expect(JSON.needsEscape(word) == expected, "word \(String(word, radix: 16))")
+        }
+    }
+
+    @Test func multiByteTextIsCopiedUnchanged() {
+        let text = "Réservation confirmée — 予約 🎫 \"quoted\"\n\u{1}"
+        var written: [UInt8] = []
+        JSON.writeString(text, to: &written)
+        #expect(written == Self.reference(text))
+    }
+}
