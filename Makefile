@@ -32,7 +32,7 @@ deps:
 
 # The inspector's page is tested in a real browser: Debian's chromium, driven by
 # Playwright for Python in a virtual environment of the build's (its own browser
-# download is not used).
+# download is not used); the same environment holds the OpenAPI validator.
 BROWSER_VENV := .build/browser-venv
 browser-deps: deps
 	@missing=""; \
@@ -42,8 +42,8 @@ browser-deps: deps
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
-	@[ -x $(BROWSER_VENV)/bin/python ] && $(BROWSER_VENV)/bin/python -c 'import playwright' 2>/dev/null || { \
-		python3 -m venv $(BROWSER_VENV) && $(BROWSER_VENV)/bin/pip install --quiet playwright; }
+	@[ -x $(BROWSER_VENV)/bin/python ] && $(BROWSER_VENV)/bin/python -c 'import playwright, openapi_spec_validator' 2>/dev/null || { \
+		python3 -m venv $(BROWSER_VENV) && $(BROWSER_VENV)/bin/pip install --quiet playwright openapi-spec-validator; }
 
 # The page, clicked through in chromium against a real shell (Tests/Browser).
 browser-test: browser-deps
