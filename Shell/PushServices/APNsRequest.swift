@@ -83,6 +83,9 @@ public struct APNsNotification: Sendable, Equatable {
     public var priority: Int
     public var collapseID: String?
     public var payload: JSONObject
+    /// `apns-expiration` (UNIX seconds): until when APNs stores it for an offline device;
+    /// 0: tried once, never stored; nil: stored as APNs's storage policy says.
+    public var expiration: Int64? = nil
 }
 
 extension APNsNotification {
@@ -211,7 +214,8 @@ extension APNsRequest {
         return .success(
             APNsNotification(
                 token: normalized, apnsID: headers["apns-id"], pushType: pushType, priority: priority,
-                collapseID: headers["apns-collapse-id"], payload: payload))
+                collapseID: headers["apns-collapse-id"], payload: payload,
+                expiration: headers["apns-expiration"].flatMap { Int64($0) }))
     }
 
     /// The body as a JSON object whose `aps`, if any, is an object. APNs documents no

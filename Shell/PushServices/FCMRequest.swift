@@ -48,9 +48,13 @@ public struct FCMMessage: Sendable, Equatable {
     public var collapseKey: String?
     /// `HIGH` or `NORMAL`, uppercased; nil when not given.
     public var priority: String?
+
     /// A notification message has a `notification` or `android.notification` block;
     /// FCM displays it itself when the app is not in the foreground.
     public var isNotificationMessage: Bool
+    /// `android.ttl` in seconds: how long FCM keeps it for an offline device (0: now or
+    /// never); nil: FCM's default, 4 weeks.
+    public var ttlSeconds: Double? = nil
 }
 
 extension FCMRequest {
@@ -142,6 +146,7 @@ extension FCMRequest {
         var tag: String?
         var collapseKey: String?
         var priority: String?
+        var ttlSeconds: Double?
         if let value = message["android"] {
             let android = try Self.object(value, at: "message.android", allowed: Self.androidFields)
             collapseKey = try Self.string(android["collapse_key"], at: "message.android.collapse_key")
@@ -151,7 +156,10 @@ extension FCMRequest {
                 }
                 priority = text.uppercased()
             }
-            if let ttl = try Self.string(android["ttl"], at: "message.android.ttl") { try Self.checkTTL(ttl) }
+            if let ttl = try Self.string(android["ttl"], at: "message.android.ttl") {
+                try Self.checkTTL(ttl)
+                ttlSeconds = Double(ttl.dropLast())
+            }
             _ = try Self.string(android["restricted_package_name"], at: "message.android.restricted_package_name")
             for (key, value) in try Self.stringMap(
                 android["data"], at: "message.android.data", reservedKeysChecked: true)
@@ -197,7 +205,8 @@ extension FCMRequest {
 
         return FCMMessage(
             target: target, validateOnly: validateOnly, data: data, title: title, body: body, tag: tag,
-            collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage)
+            collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage,
+            ttlSeconds: ttlSeconds)
     }
 
     static func target(of message: JSONObject) throws(FCMError) -> FCMTarget {

@@ -152,8 +152,10 @@ import Testing
         #expect(try push(signer.authorization(issuedAt: clock.seconds + 315_360_000)) == (403, "InvalidProviderToken"))
         let soon = signer.authorization(issuedAt: clock.seconds + 200)
         #expect(try push(soon).0 == 200)
-        clock.now -= 200_000  // the world's clock goes back: the cached token is now 400 s ahead
-        #expect(try push(soon) == (403, "InvalidProviderToken"))
+        // Real time stepping back (an NTP correction) does not take the world's clock with
+        // it (chaos.md, "The world's clock"), so the cached token is not 400 s ahead now.
+        clock.now -= 200_000
+        #expect(try push(soon).0 == 200)
     }
 
     @Test func accessTokensAreForgottenWhenExpiredAndAtMostACapacityLive() {

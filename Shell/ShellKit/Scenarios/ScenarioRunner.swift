@@ -284,7 +284,7 @@ struct ChannelSteps {
                 throw ScenarioRunner.StepFailure(description: "sign must be base64")
             }
             let id = fields["webhook_id"]?.stringValue ?? "msg_\(UUID().uuidString)"
-            let timestamp = String(Int(Date().timeIntervalSince1970))
+            let timestamp = String(session.world.clock() / 1000)
             let signature = StandardWebhook.signature(key: Array(secret), id: id, timestamp: timestamp, body: body)
             headers += [
                 ("webhook-id", id), ("webhook-timestamp", timestamp),

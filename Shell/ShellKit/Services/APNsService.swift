@@ -14,6 +14,12 @@ final class APNsService {
     /// there is one, every provider token's signature is checked.
     var keys = APNsProviderTokens()
 
+    /// What APNs keeps for a device that is offline: only the newest notification per
+    /// app (a device holds one app), until its `apns-expiration` (ms), or 30 days.
+    private var stored: [String: (notification: APNsNotification, until: Int64)] = [:]
+    /// How long APNs stores a notification at most (Apple: "30 days or less").
+    static let longestStorageMilliseconds: Int64 = 30 * 24 * 3600 * 1000
+
     init(world: World) { self.world = world }
 
     /// Validates a push as APNs does, for the tokens the world issued.
@@ -28,16 +34,48 @@ final class APNsService {
             throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
         }
         world.touch(target)
-        if let handler = notification.systemHandler {
-            return (
-                target,
-                PushOutcome(
-                    effect:
-                        "delivered to \(handler) on \(target.id): the push plugin does not handle it, so no event and nothing in the tray"
-                )
+        if !world.isOnline(target) { return (target, store(notification, for: target)) }
+        return (target, hand(notification, to: target))
+    }
+
+    /// What APNs does with a push for a device that is offline: it keeps the newest per
+    /// app within its expiration; `apns-expiration: 0` is tried once, never stored.
+    private func store(_ notification: APNsNotification, for device: Device) -> PushOutcome {
+        let now = world.clock()
+        let longest = now + Self.longestStorageMilliseconds
+        let until = min(notification.expiration.map { $0 &* 1000 } ?? longest, longest)
+        if notification.expiration == 0 || until <= now {
+            return PushOutcome(
+                effect:
+                    "not delivered: \(device.id) is offline, and apns-expiration \(notification.expiration ?? 0) has passed or is 0: APNs tries once and does not store it"
             )
         }
-        return (target, target.receive(apnsPayload: notification.payload, collapseID: notification.collapseID))
+        let replaced = stored[device.id] != nil
+        stored[device.id] = (notification, until)
+        return PushOutcome(
+            effect: "\(replaced ? "replaced" : "stored"): \(device.id) is offline; APNs keeps only this one for the app"
+                + (replaced ? " (the one it kept before is dropped)" : "") + " until \(RequestLog.timestamp(until))")
+    }
+
+    /// When a device comes back online: the stored notification, delivered under the
+    /// usual rules, or why nothing was; nil when nothing was stored.
+    func deliverStored(to device: Device) -> String? {
+        guard let (notification, until) = stored.removeValue(forKey: device.id) else { return nil }
+        guard world.clock() < until else {
+            return "APNs: the stored notification expired at \(RequestLog.timestamp(until)); nothing delivered"
+        }
+        return "APNs delivered the stored notification: " + hand(notification, to: device).effect
+    }
+
+    /// Hands an accepted push to the device's app (or its system handler), as iOS does.
+    private func hand(_ notification: APNsNotification, to target: Device) -> PushOutcome {
+        if let handler = notification.systemHandler {
+            return PushOutcome(
+                effect:
+                    "delivered to \(handler) on \(target.id): the push plugin does not handle it, so no event and nothing in the tray"
+            )
+        }
+        return target.receive(apnsPayload: notification.payload, collapseID: notification.collapseID)
     }
 
     /// APNs over HTTP/2. `environment` is the host's; for an unknown host, the one

@@ -11,9 +11,54 @@ final class FCMService {
     let world: World
     let oauth: OAuthService
 
+    /// What FCM keeps for devices that are offline, by device id.
+    private var stored: [String: OfflineQueue] = [:]
+
     init(world: World, oauth: OAuthService) {
         self.world = world
         self.oauth = oauth
+    }
+
+    /// A message to a device: delivered when it is online, else kept as FCM keeps it.
+    private func hand(_ message: FCMMessage, messageID: String, to device: Device) -> PushOutcome {
+        guard !world.isOnline(device) else { return device.receive(fcm: message, messageID: messageID) }
+        let now = world.clock()
+        let ttl = message.ttlSeconds ?? FCMRequest.maxTTLSeconds
+        guard ttl > 0 else {
+            return PushOutcome(effect: "not delivered: \(device.id) is offline, and ttl 0s means now or never")
+        }
+        let until = now + Int64(ttl * 1000)
+        return PushOutcome(
+            effect: stored[device.id, default: OfflineQueue()].keep(
+                OfflineQueue.Kept(message: message, messageID: messageID, until: until), for: device.id))
+    }
+
+    /// When a device comes back online: what FCM kept, delivered in the order it was
+    /// sent, and a sentence saying what was delivered, expired or deleted; nil when
+    /// nothing was kept.
+    func deliverStored(to device: Device) -> String? {
+        guard let queue = stored.removeValue(forKey: device.id) else { return nil }
+        let now = world.clock()
+        var delivered = 0
+        var expired = 0
+        for kept in queue.inOrder {
+            guard now < kept.until else {
+                expired += 1
+                continue
+            }
+            _ = device.receive(fcm: kept.message, messageID: kept.messageID)
+            // Each message's deliveries are all written before the next one's.
+            try? device.waitUntilIdle()
+            delivered += 1
+        }
+        var words = ["FCM delivered \(delivered) stored message\(delivered == 1 ? "" : "s")"]
+        if expired > 0 { words.append("\(expired) passed their ttl") }
+        if queue.deleted > 0 {
+            words.append(
+                "it had discarded the \(queue.deleted) non-collapsible messages kept past 100, so the app's onDeletedMessages ran (no event)"
+            )
+        }
+        return words.joined(separator: "; ")
     }
 
     /// Validates, routes and delivers one `messages:send` body, as FCM does; one
@@ -47,13 +92,13 @@ final class FCMService {
             guard let target = recipients.first else { return .success(sent) }
             world.touch(target)
             sent["device"] = .string(target.id)
-            let outcome = target.receive(fcm: message, messageID: messageID)
+            let outcome = hand(message, messageID: messageID, to: target)
             sent["effect"] = .string(outcome.effect)
             if let trayID = outcome.trayID { sent["tray_id"] = .string(trayID) }
         case .topic, .condition:
             var reached: [JSON] = []
             for target in recipients {
-                let outcome = target.receive(fcm: message, messageID: messageID)
+                let outcome = hand(message, messageID: messageID, to: target)
                 // One device's deliveries are all written before the next one's.
                 try? target.waitUntilIdle()
                 var entry = JSONObject([("device", .string(target.id)), ("effect", .string(outcome.effect))])
@@ -171,5 +216,61 @@ final class FCMService {
             ]
         }
         return envelope
+    }
+}
+
+/// What FCM keeps for one offline device (chaos.md, "Offline phones"): up to 100
+/// non-collapsible messages (past that it discards them all and the app hears
+/// `onDeletedMessages`, and it keeps what comes after), and the newest collapsible message per `collapse_key`, at most
+/// 4 keys (a fifth replaces the oldest key's).
+struct OfflineQueue {
+    struct Kept {
+        let message: FCMMessage
+        let messageID: String
+        let until: Int64
+        var order = 0
+    }
+
+    static let maxNonCollapsible = 100
+    static let maxCollapseKeys = 4
+
+    private(set) var nonCollapsible: [Kept] = []
+    /// By collapse key, oldest key first.
+    private(set) var collapsible: [(key: String, kept: Kept)] = []
+    /// How many non-collapsible messages were discarded since the device went offline.
+    private(set) var deleted = 0
+    private var nextOrder = 0
+
+    /// Keeps one message; a sentence saying what FCM did.
+    mutating func keep(_ message: Kept, for device: String) -> String {
+        var kept = message
+        kept.order = nextOrder
+        nextOrder += 1
+        guard let key = message.message.collapseKey else {
+            if nonCollapsible.count == Self.maxNonCollapsible {
+                deleted += nonCollapsible.count + 1
+                nonCollapsible.removeAll()
+                return
+                    "deleted: \(device) is offline and FCM already kept 100 non-collapsible messages for it: it discarded them all, and this one (the app's onDeletedMessages runs when it reconnects)"
+            }
+            nonCollapsible.append(kept)
+            return
+                "stored: \(device) is offline; FCM keeps it (\(nonCollapsible.count) of at most 100 non-collapsible) until its ttl"
+        }
+        if let index = collapsible.firstIndex(where: { $0.key == key }) {
+            collapsible[index].kept = kept
+            return "replaced: \(device) is offline; FCM keeps only the newest message with collapse_key '\(key)'"
+        }
+        var dropped = ""
+        if collapsible.count == Self.maxCollapseKeys {
+            dropped = "; it dropped the message of the oldest key, '\(collapsible.removeFirst().key)' (4 keys at most)"
+        }
+        collapsible.append((key, kept))
+        return "stored: \(device) is offline; FCM keeps the newest message with collapse_key '\(key)'" + dropped
+    }
+
+    /// Every kept message, in the order they were sent.
+    var inOrder: [Kept] {
+        (nonCollapsible + collapsible.map(\.kept)).sorted { $0.order < $1.order }
     }
 }

@@ -24,8 +24,12 @@ final class World {
     private(set) var current: Device?
     /// The number in the last device id given (`d7`): ids are never reused.
     private var lastDeviceNumber = 0
-    /// Milliseconds since 1970: every time-based rule reads it.
-    let clock: () -> Int64
+    /// Real time (milliseconds since 1970), before what `clock` ops added.
+    private let realClock: () -> Int64
+    /// What `{"op":"clock","advance_ms":n}` added, in all.
+    private(set) var advancedMilliseconds: Int64 = 0
+    /// The last reading: the world's clock never runs backwards, whatever real time does.
+    private var lastReading = Int64.min
     /// When the world began (monotonic milliseconds), for the inspector's uptime.
     let startedAt = World.monotonicMilliseconds()
     /// Every request from every door, with its deliveries (inspector.md, "The log").
@@ -39,6 +43,10 @@ final class World {
     /// How many connections the front door has open (0 without one).
     var connectionCount: @Sendable () -> Int = { 0 }
 
+    /// The devices taken off the network (`network` op): nothing reaches them, and the
+    /// services keep what they would keep (chaos.md, "Offline phones").
+    private(set) var offline: Set<String> = []
+
     /// The devices the request being handled touched: their hosts are waited for
     /// before its answer, and the log names them.
     private(set) var touched: [Device] = []
@@ -46,7 +54,7 @@ final class World {
     private var requestStarted: UInt64 = 0
 
     init(clock: @escaping () -> Int64, logMax: Int) {
-        self.clock = clock
+        self.realClock = clock
         self.log = RequestLog(max: logMax)
     }
 
@@ -120,9 +128,17 @@ final class World {
         endpoint.processEnded(on: id)
         endpoint.forget(id)
         devices.removeAll { $0.id == id }
+        offline.remove(id)
         if current === device { current = nil }
         return true
     }
+
+    /// Takes a device off the network or puts it back.
+    func setOnline(_ online: Bool, _ device: Device) {
+        if online { offline.remove(device.id) } else { offline.insert(device.id) }
+    }
+
+    func isOnline(_ device: Device) -> Bool { !offline.contains(device.id) }
 
     /// The device whose app holds `token` now (or held it, until it retired).
     func device(holding token: String) -> Device? {
@@ -135,6 +151,19 @@ final class World {
     }
 
     // MARK: Time
+
+    /// The world's clock (chaos.md, "The world's clock"), in milliseconds since 1970:
+    /// real time plus what was advanced. Every time-based rule reads it.
+    func clock() -> Int64 {
+        lastReading = max(lastReading, realClock() &+ advancedMilliseconds)
+        return lastReading
+    }
+
+    /// Lets `milliseconds` (≥ 0) pass at once.
+    func advance(by milliseconds: Int64) {
+        precondition(milliseconds >= 0, "the world's clock never runs backwards")
+        advancedMilliseconds += milliseconds
+    }
 
     static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()

@@ -5,8 +5,8 @@ import SimulatedDevice
 
 /// `cxshell serve`'s line protocol (`../shared/spec/shell-protocol.md`) as one door onto
 /// the world: a request line in, its deliveries and reply out. Each op is a small
-/// handler in the table below (`DeviceOps`, `CoreOps`, `PushOps`, `CredentialOps`);
-/// the inspector's `POST /api/v1/requests` runs the same handlers.
+/// handler in the table below (`DeviceOps`, `CoreOps`, `PushOps`, `CredentialOps`,
+/// `WorldOps`); the inspector's `POST /api/v1/requests` runs the same handlers.
 ///
 /// A request is handled completely, and the hosts it touched are idle, before its
 /// reply. A request that cannot be understood, or that does not fit the device, gets
@@ -42,7 +42,8 @@ final class LineProtocol {
             ("tray", LineProtocol.tray), ("rotate_token", LineProtocol.rotateToken), ("state", LineProtocol.state),
             ("uninstall", LineProtocol.uninstall), ("install", LineProtocol.install),
             ("fcm_topic", LineProtocol.fcmTopic), ("apns_key", LineProtocol.apnsKey),
-            ("google_key", LineProtocol.googleKey),
+            ("google_key", LineProtocol.googleKey), ("clock", LineProtocol.clock),
+            ("network", LineProtocol.network),
         ]
         names = table.map(\.0)
         handlers = Dictionary(uniqueKeysWithValues: table)

@@ -1,0 +1,47 @@
+import OrderedJSON
+
+/// The ops on the world's conditions (chaos.md): its clock, and a device's network.
+extension LineProtocol {
+    /// `{"op":"clock"}` reads the world's clock; `advance_ms` (≥ 0) lets time pass at once.
+    func clock(_ request: Request, _ reply: inout JSONObject) throws {
+        if let value = request.fields["advance_ms"] {
+            guard case .number(let number) = value, let milliseconds = Int64(number.text), milliseconds >= 0,
+                milliseconds <= 100 * 365 * 24 * 3600 * 1000
+            else {
+                throw request.invalid("\"advance_ms\" must be a whole number of milliseconds from 0 to 100 years")
+            }
+            world.advance(by: milliseconds)
+        }
+        let now = world.clock()
+        reply["now"] = .string(RequestLog.timestamp(now))
+        reply["now_ms"] = .integer(now)
+        reply["advanced_ms"] = .integer(world.advancedMilliseconds)
+    }
+
+    /// `{"op":"network","online":false}` takes the device off the network, as flight mode
+    /// does; `true` brings it back, and the services deliver what they kept.
+    func network(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        guard case .bool(let online)? = request.fields["online"] else {
+            throw request.invalid("network needs \"online\": true or false")
+        }
+        let wasOnline = world.isOnline(device)
+        world.setOnline(online, device)
+        reply["device"] = .string(device.id)
+        reply["online"] = .bool(online)
+        if !online {
+            reply["effect"] = .string(
+                wasOnline
+                    ? "\(device.id) is offline: nothing reaches it, and the services keep what they would keep"
+                    : "\(device.id) was already offline")
+            return
+        }
+        guard !wasOnline else {
+            reply["effect"] = .string("\(device.id) was already online")
+            return
+        }
+        let kept = [apns.deliverStored(to: device), fcm.deliverStored(to: device)].compactMap { $0 }
+        reply["effect"] = .string(
+            "\(device.id) is back online; " + (kept.isEmpty ? "nothing was kept for it" : kept.joined(separator: "; ")))
+    }
+}
