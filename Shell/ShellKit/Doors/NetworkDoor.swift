@@ -74,7 +74,56 @@ final class NetworkDoor {
         return NetworkExchange(lines: lines, response: response)
     }
 
+    /// The service's answer, unless a chaos rule meets the request first: then the
+    /// service's own error (nothing delivered), or its answer held back a while.
     private func answer(_ request: HTTPRequest, by service: Service) -> ServiceAnswer {
+        guard !world.chaos.isEmpty, world.chaos.applies(to: service.name),
+            let met = world.chaos.meet(chaosFacts(request, service))
+        else { return serve(request, by: service) }
+        let left = met.remaining.map { ", \($0) left" } ?? ""
+        var (report, response): ServiceAnswer
+        switch met.outcome {
+        case .answer(let name):
+            (report, response) = chaosAnswer(name, retryAfter: met.retryAfter, request, service)
+            report["effect"] = .string(
+                "answered \(response.status) \(name) by chaos rule \(met.id)\(left); nothing delivered")
+        case .latency(let milliseconds):
+            (report, response) = serve(request, by: service)
+            let effect = report["effect"]?.stringValue ?? ""
+            report["effect"] = .string(
+                effect + "; the answer waits \(milliseconds) ms (chaos rule \(met.id)\(left))")
+            // The transport sends the answer at its deadline; other requests go on meanwhile.
+            if milliseconds > 0 { response.later = HTTPLater(waitMilliseconds: milliseconds) }
+        }
+        report["chaos"] = .string(met.id)
+        return (report, response)
+    }
+
+    private func chaosFacts(_ request: HTTPRequest, _ service: Service) -> ChaosRules.Facts {
+        let path = request.path ?? ""
+        switch service {
+        case .apns(let environment): return apns.chaosFacts(request, environment: environment)
+        case .fcm: return fcm.chaosFacts(request)
+        case .webhook:
+            let recipient = String(path.dropFirst("/webhooks/".count).prefix { $0 != "?" })
+            return ChaosRules.Facts(service: "webhook", device: world.hub.device(ofRecipient: recipient), path: path)
+        case .oauth, .pubnub: return ChaosRules.Facts(service: service.name, path: path)
+        }
+    }
+
+    private func chaosAnswer(_ name: String, retryAfter: Int?, _ request: HTTPRequest, _ service: Service)
+        -> ServiceAnswer
+    {
+        switch service {
+        case .apns: apns.chaosAnswer(name, request)
+        case .fcm: fcm.chaosAnswer(name, retryAfter: retryAfter)
+        case .oauth: oauth.chaosAnswer(name)
+        case .pubnub: PubNubService.refusal(Int(name) ?? 503, "the service answered \(name)")
+        case .webhook: plainAnswer("webhook", Int(name) ?? 503, "the receiver answered \(name)")
+        }
+    }
+
+    private func serve(_ request: HTTPRequest, by service: Service) -> ServiceAnswer {
         switch service {
         case .apns(let environment): apns.answer(request, environment: environment)
         case .fcm: fcm.answer(request)
@@ -101,6 +150,7 @@ final class NetworkDoor {
         record.reason = report["reason"]?.stringValue
         record.error = report["error"]?.stringValue
         record.effect = report["effect"]?.stringValue
+        record.chaos = report["chaos"]?.stringValue
         record.deliveries = deliveries
         return record
     }
@@ -111,6 +161,17 @@ final class NetworkDoor {
         /// APNs; the environment is the host's (nil: the one that issued the token).
         case apns(APNsEnvironment?)
         case fcm, oauth, pubnub, webhook
+
+        /// Its name in chaos rules and report lines.
+        var name: String {
+            switch self {
+            case .apns: "apns"
+            case .fcm: "fcm"
+            case .oauth: "oauth"
+            case .pubnub: "pubnub"
+            case .webhook: "webhook"
+            }
+        }
 
         init?(host: String) {
             switch host {

@@ -43,6 +43,8 @@ public struct RequestLog: Sendable {
         public var reason: String?
         public var error: String?
         public var effect: String?
+        /// The chaos rule that met the request, if one did.
+        public var chaos: String?
         /// Delivery lines, as written on standard output.
         public var deliveries: [String] = []
 
@@ -241,7 +243,9 @@ public struct RequestLog: Sendable {
         out.append(contentsOf: record.requestJSON(body: shown))
         key("status")
         out.append(contentsOf: String(entry.status).utf8)
-        for (name, value) in [("reason", record.reason), ("error", record.error), ("effect", record.effect)] {
+        for (name, value) in [
+            ("reason", record.reason), ("error", record.error), ("effect", record.effect), ("chaos", record.chaos),
+        ] {
             guard let value else { continue }
             out.append(contentsOf: #",""#.utf8)
             out.append(contentsOf: name.utf8)

@@ -153,4 +153,43 @@ final class APNsService {
             }
         }
     }
+
+    // MARK: Chaos
+
+    /// What a chaos rule may match in an APNs request.
+    func chaosFacts(_ request: HTTPRequest, environment: APNsEnvironment?) -> ChaosRules.Facts {
+        let path = request.path ?? ""
+        let token = String(path.dropFirst("/3/device/".count)).lowercased()
+        let record = world.registry.apnsRecord(token)
+        return ChaosRules.Facts(
+            service: "apns", device: world.device(holding: token)?.id, token: token,
+            topic: request.header("apns-topic"),
+            environment: (environment ?? record?.environment)?.rawValue, path: path)
+    }
+
+    /// APNs's own error for a chaos rule's answer name, as APNs sends it.
+    func chaosAnswer(_ name: String, _ request: HTTPRequest) -> ServiceAnswer {
+        let status =
+            switch name {
+            case "TooManyRequests", "TooManyProviderTokenUpdates": 429
+            case "InternalServerError": 500
+            case "ServiceUnavailable", "Shutdown": 503
+            case "ExpiredProviderToken": 403
+            case "Unregistered": 410
+            default: 400  // BadDeviceToken
+            }
+        var body = JSONObject([("reason", .string(name))])
+        if name == "Unregistered" { body["timestamp"] = .integer(world.clock()) }
+        let apnsID = request.header("apns-id") ?? UUID().uuidString
+        let report = JSONObject([
+            ("network", "apns"), ("status", .integer(Int64(status))), ("apns-id", .string(apnsID)),
+            ("reason", .string(name)),
+        ])
+        return (
+            report,
+            HTTPResponse(
+                status: status, headers: [("apns-id", apnsID), ("content-type", "application/json")],
+                body: JSON.object(body).compactBytes)
+        )
+    }
 }

@@ -217,6 +217,54 @@ final class FCMService {
         }
         return envelope
     }
+
+    // MARK: Chaos
+
+    /// What a chaos rule may match in an FCM request: the project from the path, the
+    /// token or topic from the body (read only when a rule for FCM exists).
+    func chaosFacts(_ request: HTTPRequest) -> ChaosRules.Facts {
+        let path = request.path ?? ""
+        let message = (try? JSON.parse(request.body))?["message"]
+        let token = message?["token"]?.stringValue
+        return ChaosRules.Facts(
+            service: "fcm", device: token.flatMap { world.device(holding: $0)?.id }, token: token,
+            topic: message?["topic"]?.stringValue, project: Self.project(path), path: path)
+    }
+
+    /// FCM's own error for a chaos rule's answer name, with `Retry-After` where FCM sends it.
+    func chaosAnswer(_ name: String, retryAfter: Int?) -> ServiceAnswer {
+        let error: FCMError
+        var headers = [("content-type", "application/json")]
+        switch name {
+        case "QUOTA_EXCEEDED":
+            error = FCMError(
+                code: 429, status: "RESOURCE_EXHAUSTED",
+                message: "Quota exceeded for quota metric 'Send requests' of service 'fcm.googleapis.com'.",
+                errorCode: name)
+            headers.append(("retry-after", String(retryAfter ?? 1)))
+        case "UNAVAILABLE":
+            error = FCMError(
+                code: 503, status: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: name)
+            headers.append(("retry-after", String(retryAfter ?? 1)))
+        case "INTERNAL":
+            error = FCMError(code: 500, status: "INTERNAL", message: "Internal error encountered.", errorCode: name)
+        case "THIRD_PARTY_AUTH_ERROR":
+            error = FCMError(
+                code: 401, status: "UNAUTHENTICATED",
+                message: "Auth error from APNS or Web Push Service", errorCode: name)
+        case "UNREGISTERED":
+            error = FCMError(
+                code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: name)
+        default:  // SENDER_ID_MISMATCH
+            error = FCMError(
+                code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch", errorCode: name)
+        }
+        let report = JSONObject([
+            ("network", "fcm"), ("status", .integer(Int64(error.code))), ("error", .string(error.status)),
+        ])
+        let body = JSON.object(JSONObject([("error", .object(Self.envelope(error)))])).compactBytes
+        return (report, HTTPResponse(status: error.code, headers: headers, body: body))
+    }
 }
 
 /// What FCM keeps for one offline device (chaos.md, "Offline phones"): up to 100

@@ -98,4 +98,20 @@ final class OAuthService {
         ).compactBytes
         return (report, HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: body))
     }
+
+    /// Google's token endpoint's own error for a chaos rule's answer name.
+    func chaosAnswer(_ name: String) -> ServiceAnswer {
+        let status = name == "temporarily_unavailable" ? 503 : 400
+        let description =
+            name == "temporarily_unavailable"
+            ? "The service is temporarily unavailable; try again later." : "Invalid grant: account not found"
+        let report = JSONObject([
+            ("network", "oauth"), ("status", .integer(Int64(status))), ("error", .string(name)),
+        ])
+        let body = JSON.object(JSONObject([("error", .string(name)), ("error_description", .string(description))]))
+        return (
+            report,
+            HTTPResponse(status: status, headers: [("content-type", "application/json")], body: body.compactBytes)
+        )
+    }
 }

@@ -43,6 +43,8 @@ final class World {
     /// How many connections the front door has open (0 without one).
     var connectionCount: @Sendable () -> Int = { 0 }
 
+    /// Faults on demand (chaos.md, "Rules"), met by the front door's requests.
+    var chaos = ChaosRules()
     /// The devices taken off the network (`network` op): nothing reaches them, and the
     /// services keep what they would keep (chaos.md, "Offline phones").
     private(set) var offline: Set<String> = []

@@ -43,7 +43,7 @@ final class LineProtocol {
             ("uninstall", LineProtocol.uninstall), ("install", LineProtocol.install),
             ("fcm_topic", LineProtocol.fcmTopic), ("apns_key", LineProtocol.apnsKey),
             ("google_key", LineProtocol.googleKey), ("clock", LineProtocol.clock),
-            ("network", LineProtocol.network),
+            ("network", LineProtocol.network), ("chaos", LineProtocol.chaos),
         ]
         names = table.map(\.0)
         handlers = Dictionary(uniqueKeysWithValues: table)

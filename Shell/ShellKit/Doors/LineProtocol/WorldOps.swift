@@ -1,7 +1,29 @@
 import OrderedJSON
 
-/// The ops on the world's conditions (chaos.md): its clock, and a device's network.
+/// The ops on the world's conditions (chaos.md): faults on demand, its clock, and a
+/// device's network.
 extension LineProtocol {
+    /// `{"op":"chaos","rule":{…}}` adds a rule (the reply's `rule` has its id),
+    /// `{"op":"chaos","remove":"c1"}` (or `"all"`) removes, `{"op":"chaos"}` lists.
+    func chaos(_ request: Request, _ reply: inout JSONObject) throws {
+        if let rule = request.fields["rule"] {
+            guard let object = rule.objectValue else { throw request.invalid("\"rule\" must be an object") }
+            do {
+                reply["rule"] = .object(try world.chaos.add(object))
+            } catch {
+                throw request.invalid(error.message)
+            }
+        } else if let id = try request.optionalString("remove") {
+            guard world.chaos.remove(id) else {
+                let known = world.chaos.rules.map(\.id).joined(separator: ", ")
+                throw request.invalid(
+                    "there is no chaos rule '\(id)'; the rules are: \(known.isEmpty ? "none" : known)")
+            }
+            reply["removed"] = .string(id)
+        }
+        reply["rules"] = .array(world.chaos.listed)
+    }
+
     /// `{"op":"clock"}` reads the world's clock; `advance_ms` (≥ 0) lets time pass at once.
     func clock(_ request: Request, _ reply: inout JSONObject) throws {
         if let value = request.fields["advance_ms"] {

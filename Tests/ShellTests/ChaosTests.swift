@@ -1,0 +1,203 @@
+import Foundation
+import HTTPMessage
+import OrderedJSON
+import ShellKit
+import Testing
+
+/// Faults on demand (chaos.md, "Rules"): each rule answers in the service's own shape and
+/// changes nothing in the world; seeded probabilities repeat; a held answer holds only itself.
+@Suite struct ChaosTests {
+    final class World {
+        lazy var session = Session()
+
+        func reply(_ line: String) throws -> JSONObject {
+            let last = try #require(session.handle(line).last)
+            return try #require(try JSON.parse(text: last).objectValue)
+        }
+
+        /// A device whose app registered and subscribed; its token.
+        func readyDevice(_ platform: String) throws -> String {
+            _ = try reply(#"{"op":"device","platform":"\#(platform)"}"#)
+            _ = try reply(#"{"op":"launch"}"#)
+            _ = try reply(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
+            _ = try reply(#"{"op":"subscribe","key":"k","plugin":"push","stream":"events","input":""}"#)
+            return try #require(try reply(#"{"op":"state"}"#)["token"]?.stringValue)
+        }
+
+        /// An FCM send over the network, with an access token the world issued.
+        func fcm(_ token: String) -> NetworkExchange {
+            session.handle(
+                network: HTTPRequest(
+                    headers: [
+                        (":method", "POST"), (":path", "/v1/projects/cxshell/messages:send"),
+                        (":authority", "fcm.googleapis.com"), ("authorization", "Bearer " + (accessToken ?? "")),
+                    ],
+                    body: Array(#"{"message":{"token":"\#(token)","data":{"k":"v"}}}"#.utf8),
+                    serverName: "fcm.googleapis.com", tls: true, http2: true))
+        }
+
+        var accessToken: String?
+
+        func apns(_ token: String) -> NetworkExchange {
+            session.handle(
+                network: HTTPRequest(
+                    headers: [
+                        (":method", "POST"), (":path", "/3/device/\(token)"), (":authority", "api.push.apple.com"),
+                        ("apns-topic", "com.example.app"),
+                        ("authorization", ProviderTokenSigner().authorization(issuedAt: Date().timeIntervalSince1970)),
+                    ],
+                    body: Array(#"{"aps":{"alert":"x"}}"#.utf8), serverName: "api.push.apple.com", tls: true,
+                    http2: true))
+        }
+    }
+
+    /// An access token from the OAuth endpoint (no key registered: any assertion's issuer).
+    static func accessToken(_ session: Session) throws -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        func part(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        }
+        let assertion =
+            part(#"{"alg":"RS256"}"#) + "."
+            + part(
+                #"{"iss":"a@cxshell.iam.gserviceaccount.com","scope":"s","aud":"https://oauth2.googleapis.com/token","iat":\#(now),"exp":\#(now + 3600)}"#
+            ) + ".c2ln"
+        let exchange = session.handle(
+            network: HTTPRequest(
+                headers: [(":method", "POST"), (":path", "/token"), (":authority", "oauth2.googleapis.com")],
+                body: Array(
+                    "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8),
+                serverName: "oauth2.googleapis.com", tls: true, http2: true))
+        return try #require(try JSON.parse(exchange.response.body)["access_token"]?.stringValue)
+    }
+
+    @Test func aCountedUnavailableRuleAnswersTwiceInFCMsShapeThenRetires() throws {
+        let world = World()
+        let token = try world.readyDevice("android")
+        world.accessToken = try Self.accessToken(world.session)
+        let added = try world.reply(
+            #"{"op":"chaos","rule":{"service":"fcm","match":{"device":"d1"},"count":2,"retry_after_s":7,"then":{"answer":"UNAVAILABLE"}}}"#
+        )
+        #expect(added["rule"]?["id"] == "c1")
+        for left in [1, 0] {
+            let exchange = world.fcm(token)
+            #expect(exchange.response.status == 503)
+            #expect(exchange.response.headers.contains { $0.name == "retry-after" && $0.value == "7" })
+            let error = try JSON.parse(exchange.response.body)["error"]
+            #expect(error?["status"] == "UNAVAILABLE")
+            #expect(error?["details"]?.arrayValue?.first?["errorCode"] == "UNAVAILABLE")
+            // Nothing delivered: the report line is the only line, and it names the rule.
+            #expect(exchange.lines.count == 1)
+            let report = try JSON.parse(text: exchange.lines[0])
+            #expect(report["chaos"] == "c1")
+            #expect(
+                report["effect"]?.stringValue
+                    == "answered 503 UNAVAILABLE by chaos rule c1, \(left) left; nothing delivered")
+        }
+        let third = world.fcm(token)
+        #expect(third.response.status == 200)
+        #expect(third.lines.first?.hasPrefix(#"{"delivery":"k","device":"d1""#) == true)
+        #expect(try world.reply(#"{"op":"chaos"}"#)["rules"] == .array([]))
+        let entry = try #require(world.session.log.entries(matching: .init(source: "fcm"), limit: 10).first)
+        #expect(entry.summary.contains(#""chaos":"c1""#))
+    }
+
+    @Test func anAPNsRuleMeetsOnlyItsDeviceAndAnswersAsAPNsDoes() throws {
+        let world = World()
+        let first = try world.readyDevice("ios")
+        let second = try world.readyDevice("ios")
+        _ = try world.reply(
+            #"{"op":"chaos","rule":{"service":"apns","match":{"device":"d2"},"then":{"answer":"Unregistered"}}}"#)
+        #expect(world.apns(first).response.status == 200)
+        let refused = world.apns(second)
+        #expect(refused.response.status == 410)
+        let body = try JSON.parse(refused.response.body)
+        #expect(body["reason"] == "Unregistered" && body["timestamp"]?.stringValue == nil && body["timestamp"] != nil)
+        #expect(refused.response.headers.contains { $0.name == "apns-id" })
+        #expect(try world.reply(#"{"op":"tray","device":"d2"}"#)["entries"] == .array([]))
+        #expect(try world.reply(#"{"op":"chaos","remove":"c1"}"#)["removed"] == "c1")
+        #expect(world.apns(second).response.status == 200)
+    }
+
+    @Test func aSeededProbabilityMeetsTheSameRequestsEveryTime() throws {
+        func pattern(seed: Int) throws -> [Int] {
+            let world = World()
+            let token = try world.readyDevice("ios")
+            _ = try world.reply(
+                #"{"op":"chaos","rule":{"service":"apns","probability":0.5,"seed":\#(seed),"then":{"answer":"TooManyRequests"}}}"#
+            )
+            return (0..<64).map { _ in world.apns(token).response.status }
+        }
+        let first = try pattern(seed: 7)
+        #expect(try pattern(seed: 7) == first)
+        #expect(try pattern(seed: 8) != first)
+        let faults = first.filter { $0 == 429 }.count
+        #expect(faults > 16 && faults < 48)  // about half, from a fixed seed: this holds every run
+    }
+
+    @Test func aBadRuleIsRefusedWithASentenceAndAddsNothing() throws {
+        let world = World()
+        let cases: [(String, String)] = [
+            (#"{"service":"fcm","then":{"answer":"Nope"}}"#, "'Nope' is not an answer fcm gives"),
+            (
+                #"{"service":"apns","probability":1.5,"then":{"answer":"Shutdown"}}"#,
+                "\"probability\" must be from 0 to 1"
+            ),
+            (#"{"service":"smtp","then":{"answer":"x"}}"#, "\"service\" must be one of"),
+            (
+                #"{"service":"apns","match":{"colour":"red"},"then":{"answer":"Shutdown"}}"#,
+                "\"match\" has no \"colour\""
+            ),
+            (#"{"service":"apns","count":0,"then":{"answer":"Shutdown"}}"#, "\"count\" must be a whole number"),
+            (#"{"service":"apns","then":{"latency_ms":{"uniform":[9,3]}}}"#, "a ≤ b"),
+            (#"{"service":"apns","then":{"fault":"goaway"}}"#, "not built yet"),
+        ]
+        for (rule, words) in cases {
+            let refused = try world.reply(#"{"op":"chaos","rule":\#(rule)}"#)
+            let error = refused["error"]?.stringValue ?? ""
+            #expect(refused["ok"] == false && error.contains(words), "\(rule): \(error)")
+        }
+        #expect(try world.reply(#"{"op":"chaos"}"#)["rules"] == .array([]))
+        let missing = try world.reply(#"{"op":"chaos","remove":"c9"}"#)
+        #expect(missing["error"] == "there is no chaos rule 'c9'; the rules are: none")
+    }
+
+    /// A held answer holds only itself: the interleaving is forced (the second push is
+    /// sent only once the shell has written the first one's report line, so the first is
+    /// being held), and the first's client is still waiting when the second's has its answer.
+    @Test func latencyHoldsOneAnswerWhileAnotherConnectionIsServed() throws {
+        let shell = try FrontDoorTests.Shell()
+        let held = try FrontDoorTests().iosDevice(shell)
+        let served = try FrontDoorTests().iosDevice(shell)
+        _ = try shell.send(
+            #"{"op":"chaos","rule":{"service":"apns","match":{"device":"d1"},"then":{"latency_ms":{"fixed":30000}}}}"#)
+        func push(_ token: String) -> [String] {
+            [
+                "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H",
+                "authorization: \(FrontDoorTests.providerToken)", "-d", #"{"aps":{"alert":"x"}}"#,
+                "http://127.0.0.1:\(shell.port)/3/device/\(token)",
+            ]
+        }
+        let waiting = Process()
+        waiting.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        waiting.arguments = ["curl", "-s", "-i"] + push(held)
+        waiting.standardOutput = Pipe()
+        try waiting.run()
+        var report = ""
+        while !report.contains(#""chaos":"c1""#) {
+            report = try FrontDoorTests.Shell.readLine(shell.output, &shell.pending)
+        }
+        #expect(report.contains("the answer waits 30000 ms (chaos rule c1)"))
+        let answer = try shell.curl(push(served))
+        #expect(answer.hasPrefix("HTTP/2 200"))
+        #expect(waiting.isRunning)  // d1's answer is still held
+        kill(waiting.processIdentifier, SIGKILL)
+        waiting.waitUntilExit()
+        // A short hold ends in the real answer.
+        _ = try shell.send(#"{"op":"chaos","remove":"all"}"#)
+        _ = try shell.send(#"{"op":"chaos","rule":{"service":"apns","then":{"latency_ms":{"fixed":200}}}}"#)
+        #expect(try shell.curl(push(held)).hasPrefix("HTTP/2 200"))
+        #expect(shell.stop() == 0)
+    }
+}
