@@ -85,8 +85,9 @@ final class NetworkDoor {
         switch met.outcome {
         case .answer(let name):
             (report, response) = chaosAnswer(name, retryAfter: met.retryAfter, request, service)
+            let named = name == String(response.status) ? "" : " " + name
             report["effect"] = .string(
-                "answered \(response.status) \(name) by chaos rule \(met.id)\(left); nothing delivered")
+                "answered \(response.status)\(named) by chaos rule \(met.id)\(left); nothing delivered")
         case .latency(let milliseconds):
             (report, response) = serve(request, by: service)
             let effect = report["effect"]?.stringValue ?? ""
