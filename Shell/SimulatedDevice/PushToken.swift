@@ -1,20 +1,21 @@
 /// Push tokens and ids shaped as the real services issue them, from one fast
 /// generator per device. They must be unique, not secret: SplitMix64 seeded once
 /// from the system's source is plenty, and far cheaper than a system call per byte.
-struct IDGenerator: RandomNumberGenerator {
+/// Seeded, it gives the same sequence on every machine (chaos rules' draws use that).
+public struct IDGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    init() {
+    public init() {
         var system = SystemRandomNumberGenerator()
         state = system.next()
     }
 
-    /// A fixed sequence, for tests that must replay an input.
-    init(seed: UInt64) {
+    /// A fixed sequence, for tests that must replay an input and seeded chaos rules.
+    public init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

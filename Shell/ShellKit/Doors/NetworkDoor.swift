@@ -77,7 +77,7 @@ final class NetworkDoor {
     /// The service's answer, unless a chaos rule meets the request first: then the
     /// service's own error (nothing delivered), or its answer held back a while.
     private func answer(_ request: HTTPRequest, by service: Service) -> ServiceAnswer {
-        guard !world.chaos.isEmpty, world.chaos.applies(to: service.name),
+        guard world.chaos.applies(to: service.name),
             let met = world.chaos.meet(chaosFacts(request, service))
         else { return serve(request, by: service) }
         let left = met.remaining.map { ", \($0) left" } ?? ""
@@ -101,14 +101,11 @@ final class NetworkDoor {
     }
 
     private func chaosFacts(_ request: HTTPRequest, _ service: Service) -> ChaosRules.Facts {
-        let path = request.path ?? ""
         switch service {
-        case .apns(let environment): return apns.chaosFacts(request, environment: environment)
-        case .fcm: return fcm.chaosFacts(request)
-        case .webhook:
-            let recipient = String(path.dropFirst("/webhooks/".count).prefix { $0 != "?" })
-            return ChaosRules.Facts(service: "webhook", device: world.hub.device(ofRecipient: recipient), path: path)
-        case .oauth, .pubnub: return ChaosRules.Facts(service: service.name, path: path)
+        case .apns(let environment): apns.chaosFacts(request, environment: environment)
+        case .fcm: fcm.chaosFacts(request)
+        case .webhook: webhooks.chaosFacts(request)
+        case .oauth, .pubnub: ChaosRules.Facts(service: service.name, path: request.path ?? "")
         }
     }
 
@@ -117,10 +114,10 @@ final class NetworkDoor {
     {
         switch service {
         case .apns: apns.chaosAnswer(name, request)
-        case .fcm: fcm.chaosAnswer(name, retryAfter: retryAfter)
-        case .oauth: oauth.chaosAnswer(name)
-        case .pubnub: PubNubService.refusal(Int(name) ?? 503, "the service answered \(name)")
-        case .webhook: plainAnswer("webhook", Int(name) ?? 503, "the receiver answered \(name)")
+        case .fcm: FCMService.chaosAnswer(name, retryAfter: retryAfter)
+        case .oauth: OAuthService.chaosAnswer(name)
+        case .pubnub: PubNubService.chaosAnswer(name)
+        case .webhook: WebhookService.chaosAnswer(name)
         }
     }
 

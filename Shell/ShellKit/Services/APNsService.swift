@@ -90,7 +90,7 @@ final class APNsService {
             if headers[name] != nil && !name.hasPrefix(":") { duplicate = duplicate ?? name }
             headers[name] = value
         }
-        let token = String((request.path ?? "").dropFirst("/3/device/".count)).lowercased()
+        let token = Self.token(request)
         let environment = environment ?? world.registry.apnsRecord(token)?.environment ?? .production
         let requestID = headers["apns-id"]
         let result: Result<APNsNotification, APNsRejection>
@@ -154,17 +154,21 @@ final class APNsService {
         }
     }
 
+    /// The device token of `/3/device/<token>`, lowercased as APNs compares it.
+    static func token(_ request: HTTPRequest) -> String {
+        String((request.path ?? "").dropFirst("/3/device/".count)).lowercased()
+    }
+
     // MARK: Chaos
 
     /// What a chaos rule may match in an APNs request.
     func chaosFacts(_ request: HTTPRequest, environment: APNsEnvironment?) -> ChaosRules.Facts {
-        let path = request.path ?? ""
-        let token = String(path.dropFirst("/3/device/".count)).lowercased()
-        let record = world.registry.apnsRecord(token)
+        let token = Self.token(request)
         return ChaosRules.Facts(
             service: "apns", device: world.device(holding: token)?.id, token: token,
             topic: request.header("apns-topic"),
-            environment: (environment ?? record?.environment)?.rawValue, path: path)
+            environment: (environment ?? world.registry.apnsRecord(token)?.environment)?.rawValue,
+            path: request.path ?? "")
     }
 
     /// APNs's own error for a chaos rule's answer name, as APNs sends it.

@@ -232,7 +232,7 @@ final class FCMService {
     }
 
     /// FCM's own error for a chaos rule's answer name, with `Retry-After` where FCM sends it.
-    func chaosAnswer(_ name: String, retryAfter: Int?) -> ServiceAnswer {
+    static func chaosAnswer(_ name: String, retryAfter: Int?) -> ServiceAnswer {
         let error: FCMError
         var headers = [("content-type", "application/json")]
         switch name {
@@ -267,58 +267,52 @@ final class FCMService {
     }
 }
 
-/// What FCM keeps for one offline device (chaos.md, "Offline phones"): up to 100
-/// non-collapsible messages (past that it discards them all and the app hears
-/// `onDeletedMessages`, and it keeps what comes after), and the newest collapsible message per `collapse_key`, at most
-/// 4 keys (a fifth replaces the oldest key's).
+/// What FCM keeps for one offline device (chaos.md, "Offline phones"), in the order it
+/// was sent: up to 100 non-collapsible messages (past that it discards them all, the app
+/// hears `onDeletedMessages`, and it keeps what comes after), and the newest collapsible
+/// message per `collapse_key`, at most 4 keys (a fifth drops the oldest key's).
 struct OfflineQueue {
     struct Kept {
         let message: FCMMessage
         let messageID: String
         let until: Int64
-        var order = 0
     }
 
     static let maxNonCollapsible = 100
     static let maxCollapseKeys = 4
 
-    private(set) var nonCollapsible: [Kept] = []
-    /// By collapse key, oldest key first.
-    private(set) var collapsible: [(key: String, kept: Kept)] = []
+    /// Every kept message, in the order they were sent.
+    private(set) var inOrder: [Kept] = []
     /// How many non-collapsible messages were discarded since the device went offline.
     private(set) var deleted = 0
-    private var nextOrder = 0
 
     /// Keeps one message; a sentence saying what FCM did.
-    mutating func keep(_ message: Kept, for device: String) -> String {
-        var kept = message
-        kept.order = nextOrder
-        nextOrder += 1
-        guard let key = message.message.collapseKey else {
-            if nonCollapsible.count == Self.maxNonCollapsible {
-                deleted += nonCollapsible.count + 1
-                nonCollapsible.removeAll()
+    mutating func keep(_ kept: Kept, for device: String) -> String {
+        guard let key = kept.message.collapseKey else {
+            let stored = inOrder.count(where: { $0.message.collapseKey == nil })
+            if stored == Self.maxNonCollapsible {
+                deleted += stored + 1
+                inOrder.removeAll { $0.message.collapseKey == nil }
                 return
                     "deleted: \(device) is offline and FCM already kept 100 non-collapsible messages for it: it discarded them all, and this one (the app's onDeletedMessages runs when it reconnects)"
             }
-            nonCollapsible.append(kept)
+            inOrder.append(kept)
             return
-                "stored: \(device) is offline; FCM keeps it (\(nonCollapsible.count) of at most 100 non-collapsible) until its ttl"
+                "stored: \(device) is offline; FCM keeps it (\(stored + 1) of at most 100 non-collapsible) until its ttl"
         }
-        if let index = collapsible.firstIndex(where: { $0.key == key }) {
-            collapsible[index].kept = kept
+        if let index = inOrder.firstIndex(where: { $0.message.collapseKey == key }) {
+            inOrder.remove(at: index)
+            inOrder.append(kept)
             return "replaced: \(device) is offline; FCM keeps only the newest message with collapse_key '\(key)'"
         }
         var dropped = ""
-        if collapsible.count == Self.maxCollapseKeys {
-            dropped = "; it dropped the message of the oldest key, '\(collapsible.removeFirst().key)' (4 keys at most)"
+        if inOrder.count(where: { $0.message.collapseKey != nil }) == Self.maxCollapseKeys,
+            let oldest = inOrder.firstIndex(where: { $0.message.collapseKey != nil })
+        {
+            dropped =
+                "; it dropped the message of the oldest key, '\(inOrder.remove(at: oldest).message.collapseKey!)' (4 keys at most)"
         }
-        collapsible.append((key, kept))
+        inOrder.append(kept)
         return "stored: \(device) is offline; FCM keeps the newest message with collapse_key '\(key)'" + dropped
-    }
-
-    /// Every kept message, in the order they were sent.
-    var inOrder: [Kept] {
-        (nonCollapsible + collapsible.map(\.kept)).sorted { $0.order < $1.order }
     }
 }

@@ -100,7 +100,7 @@ final class OAuthService {
     }
 
     /// Google's token endpoint's own error for a chaos rule's answer name.
-    func chaosAnswer(_ name: String) -> ServiceAnswer {
+    static func chaosAnswer(_ name: String) -> ServiceAnswer {
         let status = name == "temporarily_unavailable" ? 503 : 400
         let description =
             name == "temporarily_unavailable"

@@ -43,6 +43,11 @@ final class PubNubService {
         }
     }
 
+    /// The gateway's own error for a chaos rule's answer name (`429`, `500`, `503`).
+    static func chaosAnswer(_ name: String) -> ServiceAnswer {
+        refusal(Int(name) ?? 503, "the service answered \(name)")
+    }
+
     // MARK: PN-1 registrations
 
     /// `/v1/push/sub-key/{sub}/devices/{token}[/remove]?type=…&add=…&remove=…` and

@@ -13,9 +13,13 @@ final class WebhookService {
 
     init(world: World) { self.world = world }
 
+    /// The `<recipient id>` of `/webhooks/<recipient id>`.
+    static func recipient(_ request: HTTPRequest) -> String {
+        String((request.path ?? "").dropFirst("/webhooks/".count).prefix { $0 != "?" })
+    }
+
     func answer(_ request: HTTPRequest) -> ServiceAnswer {
-        let path = request.path ?? ""
-        let recipient = String(path.dropFirst("/webhooks/".count).prefix { $0 != "?" })
+        let recipient = Self.recipient(request)
         var report = JSONObject([("network", "webhook"), ("recipient", .string(recipient))])
         func answer(_ status: Int, _ sentence: String) -> ServiceAnswer {
             report["status"] = .integer(Int64(status))
@@ -60,5 +64,19 @@ final class WebhookService {
         seen[id] = timestamp
         ids[recipient] = seen
         return answer(204, outcome.effect)
+    }
+
+    // MARK: Chaos
+
+    /// What a chaos rule may match in a webhook: the recipient's device, and the path.
+    func chaosFacts(_ request: HTTPRequest) -> ChaosRules.Facts {
+        ChaosRules.Facts(
+            service: "webhook", device: world.hub.device(ofRecipient: Self.recipient(request)),
+            path: request.path ?? "")
+    }
+
+    /// The receiver's own failure for a chaos rule's answer name (`500`, `503`).
+    static func chaosAnswer(_ name: String) -> ServiceAnswer {
+        plainAnswer("webhook", Int(name) ?? 503, "the receiver answered \(name)")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import OrderedJSON
+import SimulatedDevice
 
 /// Faults on demand (chaos.md, "Rules"): each rule names a service, what a request must
 /// match, a seeded probability, how many times it applies, and what then happens. The
 /// same requests in the same order meet the same faults: each rule draws from its own
-/// generator, seeded by its `seed`.
+/// generator (SplitMix64), seeded by its `seed`.
 struct ChaosRules {
     /// What a request tells the rules about itself; nil members are not known for it.
     struct Facts {
@@ -33,7 +34,7 @@ struct ChaosRules {
         let then: Then
         let retryAfterSeconds: Int?
         let text: JSONObject
-        var generator: SplitMix64
+        var generator: IDGenerator
 
         enum Then {
             case answer(String)
@@ -62,6 +63,7 @@ struct ChaosRules {
         "webhook": ["500", "503"],
     ]
     static let services = ["apns", "fcm", "oauth", "pubnub", "webhook", "mqtt"]
+    static let ruleKeys = ["service", "match", "probability", "seed", "count", "then", "retry_after_s"]
     static let matchKeys = ["device", "token", "topic", "project", "environment", "path_prefix"]
     /// The longest a latency rule holds an answer.
     static let maxLatencyMilliseconds = 60_000
@@ -69,18 +71,12 @@ struct ChaosRules {
     private(set) var rules: [Rule] = []
     private var lastID = 0
 
-    var isEmpty: Bool { rules.isEmpty }
-
     func applies(to service: String) -> Bool { rules.contains { $0.service == service } }
 
     /// Adds a rule from its JSON; the rule as listed (with its `id`), or why not.
     mutating func add(_ object: JSONObject) throws(Refusal) -> JSONObject {
-        for key in object.orderedKeys
-        where !["service", "match", "probability", "seed", "count", "then", "retry_after_s"].contains(key) {
-            throw Refusal(
-                message:
-                    "a rule has no \"\(key)\"; it takes service, match, probability, seed, count, then and retry_after_s"
-            )
+        for key in object.orderedKeys where !Self.ruleKeys.contains(key) {
+            throw Refusal(message: "a rule has no \"\(key)\"; it takes \(Self.ruleKeys.joined(separator: ", "))")
         }
         guard let service = object["service"]?.stringValue, Self.services.contains(service) else {
             throw Refusal(message: "\"service\" must be one of \(Self.services.joined(separator: ", "))")
@@ -97,17 +93,13 @@ struct ChaosRules {
                 match[key] = text
             }
         }
-        let probability = try Self.number(object["probability"], "probability", default: 1)
+        let probability = try Self.number(object["probability"], "probability") ?? 1
         guard (0...1).contains(probability) else {
             throw Refusal(message: "\"probability\" must be from 0 to 1, not \(probability)")
         }
-        let seed = try Self.whole(object["seed"], "seed", default: 0, in: 0...Int64.max)
-        let count = try object["count"].map { _ throws(Refusal) in
-            Int(try Self.whole(object["count"], "count", default: 1, in: 1...1_000_000_000))
-        }
-        let retryAfter = try object["retry_after_s"].map { _ throws(Refusal) in
-            Int(try Self.whole(object["retry_after_s"], "retry_after_s", default: 1, in: 0...86_400))
-        }
+        let seed = try Self.whole(object["seed"], "seed", in: 0...Int64.max) ?? 0
+        let count = try Self.whole(object["count"], "count", in: 1...1_000_000_000).map { Int($0) }
+        let retryAfter = try Self.whole(object["retry_after_s"], "retry_after_s", in: 0...86_400).map { Int($0) }
         guard let then = object["then"]?.objectValue, then.count == 1, let kind = then.orderedKeys.first,
             let value = then[kind]
         else {
@@ -142,7 +134,7 @@ struct ChaosRules {
             Rule(
                 id: "c\(lastID)", service: service, match: match, probability: probability,
                 remaining: count, then: outcome, retryAfterSeconds: retryAfter, text: text,
-                generator: SplitMix64(seed: UInt64(seed))))
+                generator: IDGenerator(seed: UInt64(seed))))
         return text
     }
 
@@ -171,7 +163,9 @@ struct ChaosRules {
     /// `count` retires when it is spent.
     mutating func meet(_ facts: Facts) -> (id: String, outcome: Outcome, retryAfter: Int?, remaining: Int?)? {
         for index in rules.indices where rules[index].service == facts.service && Self.matches(rules[index], facts) {
-            if rules[index].probability < 1 && rules[index].generator.nextUnit() >= rules[index].probability {
+            if rules[index].probability < 1
+                && Double.random(in: 0..<1, using: &rules[index].generator) >= rules[index].probability
+            {
                 continue
             }
             var rule = rules[index]
@@ -180,20 +174,17 @@ struct ChaosRules {
             case .answer(let name): outcome = .answer(name)
             case .fixed(let milliseconds): outcome = .latency(milliseconds: milliseconds)
             case .uniform(let low, let high):
-                outcome = .latency(milliseconds: low + Int(Double(high - low) * rule.generator.nextUnit()))
+                outcome = .latency(
+                    milliseconds: low + Int(Double(high - low) * Double.random(in: 0..<1, using: &rule.generator)))
             case .lognormal(let median, let sigma):
                 // Box–Muller: one standard normal draw from two uniform ones.
-                let u = max(rule.generator.nextUnit(), .leastNonzeroMagnitude)
-                let z = (-2 * log(u)).squareRoot() * cos(2 * .pi * rule.generator.nextUnit())
+                let u = max(Double.random(in: 0..<1, using: &rule.generator), .leastNonzeroMagnitude)
+                let z = (-2 * log(u)).squareRoot() * cos(2 * .pi * Double.random(in: 0..<1, using: &rule.generator))
                 outcome = .latency(milliseconds: min(Self.maxLatencyMilliseconds, Int(median * exp(sigma * z))))
             }
-            var remaining = rule.remaining
-            if let left = remaining {
-                remaining = left - 1
-                rule.remaining = left - 1
-            }
-            if remaining == 0 { rules.remove(at: index) } else { rules[index] = rule }
-            return (rule.id, outcome, rule.retryAfterSeconds, remaining)
+            if let left = rule.remaining { rule.remaining = left - 1 }
+            if rule.remaining == 0 { rules.remove(at: index) } else { rules[index] = rule }
+            return (rule.id, outcome, rule.retryAfterSeconds, rule.remaining)
         }
         return nil
     }
@@ -227,21 +218,21 @@ struct ChaosRules {
         let limit = 0...Int64(maxLatencyMilliseconds)
         switch kind {
         case "fixed":
-            return .fixed(Int(try whole(shape, "latency_ms.fixed", default: 0, in: limit)))
+            return .fixed(Int(try whole(shape, "latency_ms.fixed", in: limit) ?? 0))
         case "uniform":
             guard let pair = shape.arrayValue, pair.count == 2 else {
                 throw Refusal(message: "latency_ms.uniform must be [a, b]")
             }
-            let low = try whole(pair[0], "latency_ms.uniform[0]", default: 0, in: limit)
-            let high = try whole(pair[1], "latency_ms.uniform[1]", default: 0, in: limit)
+            let low = try whole(pair[0], "latency_ms.uniform[0]", in: limit) ?? 0
+            let high = try whole(pair[1], "latency_ms.uniform[1]", in: limit) ?? 0
             guard low <= high else { throw Refusal(message: "latency_ms.uniform must be [a, b] with a ≤ b") }
             return .uniform(Int(low), Int(high))
         case "lognormal":
             guard let fields = shape.objectValue else {
                 throw Refusal(message: #"latency_ms.lognormal must be {"median": m, "sigma": s}"#)
             }
-            let median = try number(fields["median"], "latency_ms.lognormal.median", default: -1)
-            let sigma = try number(fields["sigma"], "latency_ms.lognormal.sigma", default: -1)
+            let median = try number(fields["median"], "latency_ms.lognormal.median") ?? -1
+            let sigma = try number(fields["sigma"], "latency_ms.lognormal.sigma") ?? -1
             guard median > 0, median <= Double(maxLatencyMilliseconds), sigma >= 0, sigma <= 5 else {
                 throw Refusal(message: "latency_ms.lognormal needs a median from 0 to 60000 ms and a sigma from 0 to 5")
             }
@@ -251,41 +242,22 @@ struct ChaosRules {
         }
     }
 
-    private static func number(_ value: JSON?, _ name: String, default fallback: Double) throws(Refusal) -> Double {
-        guard let value else { return fallback }
+    /// A number field; nil when absent.
+    private static func number(_ value: JSON?, _ name: String) throws(Refusal) -> Double? {
+        guard let value else { return nil }
         guard case .number(let number) = value, let double = Double(number.text) else {
             throw Refusal(message: "\"\(name)\" must be a number")
         }
         return double
     }
 
-    private static func whole(_ value: JSON?, _ name: String, default fallback: Int64, in range: ClosedRange<Int64>)
-        throws(Refusal) -> Int64
-    {
-        guard let value else { return fallback }
+    /// A whole-number field within `range`; nil when absent.
+    private static func whole(_ value: JSON?, _ name: String, in range: ClosedRange<Int64>) throws(Refusal) -> Int64? {
+        guard let value else { return nil }
         guard case .number(let number) = value, let whole = Int64(number.text), range.contains(whole) else {
             throw Refusal(
                 message: "\"\(name)\" must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return whole
     }
-}
-
-/// A small seeded generator (SplitMix64): the same seed gives the same draws on every
-/// machine, which `SystemRandomNumberGenerator` does not.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A draw in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
