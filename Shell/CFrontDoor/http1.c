@@ -155,6 +155,13 @@ static int on_message_complete(http_parser *parser) {
         }
     }
     request_answer(c, s, 0);
+    if (s->answer.fault) { /* HTTP/1.1 has no GOAWAY or reset: every fault closes, unanswered */
+        c->closing = c->discard = true;
+        c->h1_request = NULL;
+        stream_free(c, s);
+        http_parser_pause(parser, 1);
+        return 0;
+    }
     s->close_after = !http_should_keep_alive(parser);
     c->h1_request = NULL;
     c->h1_field_last = false;

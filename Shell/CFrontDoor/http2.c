@@ -66,9 +66,24 @@ void http2_reset(connection *c, stream *s) {
     nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
 }
 
-/* Answers a complete request: now, or later when its handler chose to. */
+/* Answers a complete request: now, or later when its handler chose to, or with the
+   transport fault it chose instead. After a GOAWAY nghttp2 wants neither to read nor
+   to write once the other streams are done, and the connection closes (http2_flush). */
 static void answer(connection *c, stream *s, int refusal) {
     request_answer(c, s, refusal);
+    switch (s->answer.fault) {
+    case CX_FAULT_GOAWAY:
+        /* Once it is sent, nghttp2 closes the streams above the last id itself. */
+        nghttp2_submit_goaway(c->h2, NGHTTP2_FLAG_NONE, s->id > 2 ? s->id - 2 : 0, NGHTTP2_NO_ERROR, NULL, 0);
+        return;
+    case CX_FAULT_RST_STREAM:
+        nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_REFUSED_STREAM);
+        return;
+    case CX_FAULT_CLOSE:
+        c->closing = c->discard = true;
+        return;
+    default: break;
+    }
     if (s->answer.later) later_park(c, s);
     if (!s->answer.later) http2_submit_answer(c, s);
 }

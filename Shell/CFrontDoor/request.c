@@ -31,6 +31,8 @@ void cx_http_answer_set(cx_http_answer *answer, int status, const cx_http_header
     buffer_append(&answer->body, body, body_len);
 }
 
+void cx_http_answer_fault(cx_http_answer *answer, int fault) { answer->fault = fault; }
+
 void answer_set_empty(cx_http_answer *answer, int status) { cx_http_answer_set(answer, status, NULL, 0, NULL, 0); }
 
 static void headers_free(cx_http_header *headers, size_t count) {

@@ -64,6 +64,7 @@ struct cx_http_answer {
     buffer body;
     cx_http_later later; /* nonzero: given later (later.c) */
     int64_t wait_ms;
+    int fault; /* CX_FAULT_*: sent instead of the answer */
 };
 
 /* One request being read (an HTTP/2 stream, or the HTTP/1.1 request in progress),

@@ -158,6 +158,7 @@ private func frontDoorHandler(
     response.body.withUnsafeBufferPointer { body in
         cx_http_answer_set(answer, Int32(response.status), cHeaders, cHeaders.count, body.baseAddress, body.count)
     }
+    if let fault = response.fault { cx_http_answer_fault(answer, fault.rawValue) }
     if let later = response.later, let door = request.door {
         let id = cx_http_answer_later(answer, Int64(later.waitMilliseconds))
         box.laters[id] = later

@@ -61,12 +61,24 @@ public struct HTTPResponse: Sendable {
     /// When set, the real answer comes later through it, and this one is what is sent if
     /// its wait passes first.
     public var later: HTTPLater?
+    /// When set, the transport sends no answer but this fault (chaos.md).
+    public var fault: TransportFault?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
     }
+}
+
+/// What the transport does instead of answering (chaos.md, "Rules"): over HTTP/2, a
+/// GOAWAY whose last stream id is below the request's (the client retries it on a new
+/// connection) or a reset with REFUSED_STREAM; or the connection closed with no answer.
+/// Over HTTP/1.1 every fault closes the connection with no answer.
+public enum TransportFault: Int32, Sendable {
+    case goaway = 1
+    case resetStream = 2
+    case close = 3
 }
 
 /// An answer given later (a long poll, a stream of events), from any thread. What is

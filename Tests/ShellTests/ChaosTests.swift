@@ -1,3 +1,4 @@
+import CNGHTTP2
 import Foundation
 import HTTPMessage
 import OrderedJSON
@@ -151,7 +152,7 @@ import Testing
             ),
             (#"{"service":"apns","count":0,"then":{"answer":"Shutdown"}}"#, "\"count\" must be a whole number"),
             (#"{"service":"apns","then":{"latency_ms":{"uniform":[9,3]}}}"#, "a ≤ b"),
-            (#"{"service":"apns","then":{"fault":"goaway"}}"#, "not built yet"),
+            (#"{"service":"apns","then":{"fault":"tls_fail"}}"#, "not built yet"),
         ]
         for (rule, words) in cases {
             let refused = try world.reply(#"{"op":"chaos","rule":\#(rule)}"#)
@@ -198,6 +199,59 @@ import Testing
         _ = try shell.send(#"{"op":"chaos","remove":"all"}"#)
         _ = try shell.send(#"{"op":"chaos","rule":{"service":"apns","then":{"latency_ms":{"fixed":200}}}}"#)
         #expect(try shell.curl(push(held)).hasPrefix("HTTP/2 200"))
+        #expect(shell.stop() == 0)
+    }
+
+    /// The transport faults, frame by frame as an HTTP/2 client sees them: a GOAWAY whose
+    /// last stream id is below the request's (then the connection closes), a reset with
+    /// REFUSED_STREAM (the connection goes on), a close with no answer; and each over
+    /// HTTP/1.1, a close with no answer. None delivers anything.
+    @Test func transportFaultsAreTheFramesTheyName() throws {
+        let shell = try FrontDoorTests.Shell()
+        var written: [String] = []  // every line the shell wrote, the report lines among them
+        func rule(_ fault: String) throws {
+            written += try shell.send(
+                #"{"op":"chaos","rule":{"service":"fcm","count":1,"then":{"fault":"\#(fault)"}}}"#)
+        }
+        let path = "/v1/projects/cxshell/messages:send"
+        // GOAWAY below the first stream: last stream id 0, no answer, then the close.
+        try rule("goaway")
+        let first = try #require(HTTP2TestClient(port: shell.port))
+        let refused = first.request("POST", "fcm.googleapis.com", path, body: 2)
+        first.pump { first.closed }
+        #expect(first.goawayLastStream == 0 && first.statuses[refused] == nil && first.closed)
+        // GOAWAY below a later stream names the stream answered before it.
+        let second = try #require(HTTP2TestClient(port: shell.port))
+        let answered = second.request("POST", "fcm.googleapis.com", path, body: 2)
+        second.pump { second.statuses[answered] != nil }
+        try rule("goaway")
+        let later = second.request("POST", "fcm.googleapis.com", path, body: 2)
+        second.pump { second.closed }
+        #expect(second.statuses[answered] == "401" && second.goawayLastStream == answered)
+        #expect(second.statuses[later] == nil)
+        // A reset refuses the stream; the connection serves the next one.
+        try rule("rst_stream")
+        let third = try #require(HTTP2TestClient(port: shell.port))
+        let reset = third.request("POST", "fcm.googleapis.com", path, body: 2)
+        third.pump { third.resets[reset] != nil }
+        let next = third.request("POST", "fcm.googleapis.com", path, body: 2)
+        third.pump { third.statuses[next] != nil }
+        #expect(third.resets[reset] == NGHTTP2_REFUSED_STREAM.rawValue && !third.closed)
+        #expect(third.statuses[next] == "401" && third.goawayLastStream == nil)
+        // A close: no answer, no GOAWAY.
+        try rule("close")
+        let fourth = try #require(HTTP2TestClient(port: shell.port))
+        let dropped = fourth.request("POST", "fcm.googleapis.com", path, body: 2)
+        fourth.pump { fourth.closed }
+        #expect(fourth.closed && fourth.statuses[dropped] == nil && fourth.goawayLastStream == nil)
+        // HTTP/1.1 has neither GOAWAY nor resets: every fault closes, unanswered.
+        try rule("goaway")
+        let http1 = try shell.curl(["--http1.1", "-d", "{}", "http://127.0.0.1:\(shell.port)\(path)"])
+        #expect(http1.isEmpty)
+        written += try shell.send(#"{"op":"chaos"}"#)  // after the last fault's report line
+        let reports = written.filter { $0.hasPrefix(#"{"network""#) && $0.contains(#""chaos":"c"#) }
+        #expect(reports.count == 5 && reports.allSatisfy { $0.contains(#""status":0"#) })
+        #expect(!written.contains { $0.hasPrefix(#"{"delivery""#) })
         #expect(shell.stop() == 0)
     }
 }

@@ -21,6 +21,8 @@ final class HTTP2TestClient {
     private(set) var statuses: [Int32: String] = [:]
     private(set) var resets: [Int32: UInt32] = [:]
     private(set) var closed = false
+    /// The last stream id of the GOAWAY the server sent, if it sent one.
+    private(set) var goawayLastStream: Int32?
 
     init?(port: Int) {
         guard let socket = FrontDoorTests.connection(port: port) else { return nil }
@@ -43,6 +45,13 @@ final class HTTP2TestClient {
             let client = Unmanaged<HTTP2TestClient>.fromOpaque(user!).takeUnretainedValue()
             if error != 0 { client.resets[stream] = error }
             client.bodies[stream] = nil
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
+            let client = Unmanaged<HTTP2TestClient>.fromOpaque(user!).takeUnretainedValue()
+            if let frame, frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue) {
+                client.goawayLastStream = frame.pointee.goaway.last_stream_id
+            }
             return 0
         }
         nghttp2_session_client_new(&session, callbacks, Unmanaged.passUnretained(self).toOpaque())
@@ -135,6 +144,16 @@ final class HTTP2TestClient {
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             if !unsent.isEmpty { descriptor.events |= Int16(POLLOUT) }
             if poll(&descriptor, 1, quiet) == 0 { return }
+        }
+    }
+
+    /// Pumps until `done` holds or the connection closes (at most 30 s of waiting).
+    func pump(until done: () -> Bool) {
+        for _ in 0..<300 where !done() && !closed {
+            if pump() { continue }
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            if !unsent.isEmpty { descriptor.events |= Int16(POLLOUT) }
+            _ = poll(&descriptor, 1, 100)
         }
     }
 }

@@ -41,6 +41,14 @@ typedef struct cx_http_answer cx_http_answer;
 void cx_http_answer_set(cx_http_answer *answer, int status, const cx_http_header *headers, size_t header_count,
                         const unsigned char *body, size_t body_len);
 
+/* Instead of the answer, a transport fault (chaos.md): CX_FAULT_GOAWAY sends HTTP/2
+   GOAWAY with a last stream id below the request's, so the client retries it on a new
+   connection; CX_FAULT_RST_STREAM
+   resets the stream with REFUSED_STREAM; CX_FAULT_CLOSE closes the TCP connection with
+   no answer. Over HTTP/1.1 each of them closes the connection with no answer. */
+enum { CX_FAULT_NONE = 0, CX_FAULT_GOAWAY = 1, CX_FAULT_RST_STREAM = 2, CX_FAULT_CLOSE = 3 };
+void cx_http_answer_fault(cx_http_answer *answer, int fault);
+
 typedef void (*cx_http_handler)(void *context, const cx_http_request *request, cx_http_answer *answer);
 
 /* An answer given later (a long poll, a stream of events), named by an id that is

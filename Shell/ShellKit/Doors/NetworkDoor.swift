@@ -88,6 +88,18 @@ final class NetworkDoor {
             let named = name == String(response.status) ? "" : " " + name
             report["effect"] = .string(
                 "answered \(response.status)\(named) by chaos rule \(met.id)\(left); nothing delivered")
+        case .fault(let fault):
+            let what =
+                switch fault {
+                case .goaway: "sent GOAWAY below this stream (the client retries it on a new connection)"
+                case .resetStream: "reset the stream (REFUSED_STREAM)"
+                case .close: "closed the connection with no answer"
+                }
+            report = JSONObject([("network", .string(service.name)), ("status", 0)])
+            report["effect"] = .string("\(what) by chaos rule \(met.id)\(left); nothing delivered")
+            // Status 0 in the log: no HTTP answer was given.
+            response = HTTPResponse(status: 0)
+            response.fault = fault
         case .latency(let milliseconds):
             (report, response) = serve(request, by: service)
             let effect = report["effect"]?.stringValue ?? ""

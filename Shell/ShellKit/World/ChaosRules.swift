@@ -1,4 +1,5 @@
 import Foundation
+import HTTPMessage
 import OrderedJSON
 import SimulatedDevice
 
@@ -23,6 +24,8 @@ struct ChaosRules {
         case answer(String)
         /// The request is handled; its answer waits this long.
         case latency(milliseconds: Int)
+        /// No answer, but a transport fault; nothing is delivered.
+        case fault(TransportFault)
     }
 
     struct Rule {
@@ -38,6 +41,7 @@ struct ChaosRules {
 
         enum Then {
             case answer(String)
+            case fault(TransportFault)
             case fixed(Int)
             case uniform(Int, Int)
             case lognormal(median: Double, sigma: Double)
@@ -62,6 +66,8 @@ struct ChaosRules {
         "pubnub": ["429", "500", "503"],
         "webhook": ["500", "503"],
     ]
+    /// The transport faults a rule may end in, by name.
+    static let faults: [String: TransportFault] = ["goaway": .goaway, "rst_stream": .resetStream, "close": .close]
     static let services = ["apns", "fcm", "oauth", "pubnub", "webhook", "mqtt"]
     static let ruleKeys = ["service", "match", "probability", "seed", "count", "then", "retry_after_s"]
     static let matchKeys = ["device", "token", "topic", "project", "environment", "path_prefix"]
@@ -103,7 +109,7 @@ struct ChaosRules {
         guard let then = object["then"]?.objectValue, then.count == 1, let kind = then.orderedKeys.first,
             let value = then[kind]
         else {
-            throw Refusal(message: #""then" must be one of {"answer": NAME} or {"latency_ms": …}"#)
+            throw Refusal(message: #""then" must be one of {"answer": NAME}, {"latency_ms": …} or {"fault": NAME}"#)
         }
         let outcome: Rule.Then
         switch kind {
@@ -122,10 +128,15 @@ struct ChaosRules {
         case "latency_ms":
             outcome = try Self.latency(value)
         case "fault":
-            throw Refusal(
-                message: "transport faults (goaway, rst_stream, close, tls_fail, broker_down) are not built yet")
+            guard let name = value.stringValue, let fault = Self.faults[name], service != "mqtt" else {
+                throw Refusal(
+                    message:
+                        "'\(value.stringValue ?? value.compactText)' is not a fault \(service) takes; the faults are \(Self.faults.keys.sorted().joined(separator: ", ")) (tls_fail and mqtt's broker_down are not built yet)"
+                )
+            }
+            outcome = .fault(fault)
         default:
-            throw Refusal(message: "\"then\" takes answer or latency_ms, not \"\(kind)\"")
+            throw Refusal(message: "\"then\" takes answer, latency_ms or fault, not \"\(kind)\"")
         }
         lastID += 1
         var text = JSONObject([("id", .string("c\(lastID)"))])
@@ -172,6 +183,7 @@ struct ChaosRules {
             let outcome: Outcome
             switch rule.then {
             case .answer(let name): outcome = .answer(name)
+            case .fault(let fault): outcome = .fault(fault)
             case .fixed(let milliseconds): outcome = .latency(milliseconds: milliseconds)
             case .uniform(let low, let high):
                 outcome = .latency(
