@@ -413,6 +413,27 @@ import Testing
 
     /// The document in the repository is the one served, and it describes the server:
     /// every documented method answers with a documented status; every other is 405.
+    /// Chaos rules over the API (chaos.md, "Rules"): added, listed, met by a push, and
+    /// removed; a bad rule is refused with its sentence and adds nothing.
+    @Test func chaosRulesAreAddedListedAndRemovedOverTheAPI() throws {
+        let shell = try Shell()
+        let device = try #require(try devices(shell, 1).first)
+        let bad = try call(shell, "POST", "/api/v1/chaos", json: #"{"service":"apns","then":{"answer":"Nope"}}"#)
+        #expect(bad.status == 400 && bad.text.contains("'Nope' is not an answer apns gives"))
+        #expect(try call(shell, "GET", "/api/v1/chaos").json?["rules"] == .array([]))
+        let added = try call(
+            shell, "POST", "/api/v1/chaos", json: #"{"service":"apns","count":1,"then":{"answer":"Shutdown"}}"#)
+        #expect(added.status == 201 && added.json?["rule"]?["id"] == "c1")
+        #expect(try call(shell, "GET", "/api/v1/chaos").json?["rules"]?.arrayValue?.first?["remaining"] == 1)
+        #expect(try push(shell, device.token).contains("HTTP/2 503"))
+        #expect(try push(shell, device.token).contains("HTTP/2 200"))  // the rule retired
+        _ = try call(shell, "POST", "/api/v1/chaos", json: #"{"service":"fcm","then":{"fault":"close"}}"#)
+        #expect(try call(shell, "DELETE", "/api/v1/chaos/c9", json: "").status == 404)
+        #expect(try call(shell, "DELETE", "/api/v1/chaos/all", json: "").status == 204)
+        #expect(try call(shell, "GET", "/api/v1/chaos").json?["rules"] == .array([]))
+        #expect(shell.stop() == 0)
+    }
+
     @Test func theOpenAPIDocumentIsWhatTheServerAnswers() throws {
         let shell = try Shell()
         _ = try devices(shell, 1)
@@ -426,6 +447,7 @@ import Testing
         let bodies = [
             "/api/v1/requests": #"{"op":"state","device":"d1"}"#, "/api/v1/devices": #"{"platform":"ios"}"#,
             "/api/v1/credentials": #"{"service":"apns"}"#,
+            "/api/v1/chaos": #"{"service":"fcm","then":{"answer":"INTERNAL"}}"#,
         ]
         var checked = 0
         for (path, item) in paths {
@@ -445,7 +467,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 16)
+        #expect(checked == 19)
         #expect(shell.stop() == 0)
     }
 

@@ -31,8 +31,9 @@ public struct InspectorSettings: Sendable {
 /// What the inspector serves (inspector.md, "Where it is served"), by path without its
 /// query; nil for a path it does not have.
 enum InspectorResource: Equatable {
-    case page, favicon, health, metrics, openAPI, requests, world, devices, log, stream, credentials
+    case page, favicon, health, metrics, openAPI, requests, world, devices, log, stream, credentials, chaos
     case device(String)
+    case chaosRule(String)
     case entry(String)
 
     init?(_ path: String) {
@@ -49,8 +50,10 @@ enum InspectorResource: Equatable {
         case ["api", "v1", "log"]: self = .log
         case ["api", "v1", "stream"]: self = .stream
         case ["api", "v1", "credentials"]: self = .credentials
+        case ["api", "v1", "chaos"]: self = .chaos
         case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]): self = .device(parts[3])
         case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "log"]): self = .entry(parts[3])
+        case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "chaos"]): self = .chaosRule(parts[3])
         default: return nil
         }
     }
@@ -163,6 +166,9 @@ final class Inspector {
         case ("GET", .entry(let seq)): return logEntry(seq)
         case ("GET", .stream): return streamLog(query, lastEventID: request.header("last-event-id"))
         case ("POST", .credentials): return credentials(request.body)
+        case ("GET", .chaos): return .json(200, JSONObject([("rules", .array(world.chaos.listed))]))
+        case ("POST", .chaos): return addChaosRule(request.body)
+        case ("DELETE", .chaosRule(let id)): return removeChaosRule(id)
         default: return .error(405, "the inspector has no \(method) \(path)")
         }
     }
@@ -545,6 +551,34 @@ final class Inspector {
         default:
             return .error(400, #""service" must be "apns" or "fcm""#)
         }
+    }
+
+    // MARK: Chaos rules
+
+    /// `POST /api/v1/chaos`: a rule (chaos.md, "Rules"), as the `chaos` op's `rule`.
+    private func addChaosRule(_ body: [UInt8]) -> InspectorAnswer {
+        let rule: JSONObject
+        switch object(body) {
+        case .failure(let error): return error.answer
+        case .success(let value): rule = value
+        }
+        do {
+            let added = try world.chaos.add(rule)
+            var answer = InspectorAnswer.json(201, JSONObject([("rule", .object(added))]))
+            let id = added["id"]?.stringValue ?? ""
+            answer.lines = [report("chaos", status: 201, effect: "added chaos rule \(id)", body: body)]
+            return answer
+        } catch {
+            return .error(400, error.message)
+        }
+    }
+
+    /// `DELETE /api/v1/chaos/{id}` (`all`: every rule).
+    private func removeChaosRule(_ id: String) -> InspectorAnswer {
+        guard world.chaos.remove(id) else { return .error(404, "there is no chaos rule '\(id)'") }
+        var answer = InspectorAnswer(response: HTTPResponse(status: 204))
+        answer.lines = [report("chaos", status: 204, effect: "removed chaos rule \(id)")]
+        return answer
     }
 
     // MARK: Metrics and the page

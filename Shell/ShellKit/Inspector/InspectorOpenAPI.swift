@@ -694,6 +694,108 @@ enum InspectorOpenAPI {
              }
             }
            }
+          },
+          "/api/v1/chaos": {
+           "get": {
+            "summary": "The chaos rules, each with how many times it still applies (`remaining`)",
+            "responses": {
+             "200": {
+              "description": "",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "properties": {
+                  "rules": {
+                   "type": "array",
+                   "items": {
+                    "$ref": "#/components/schemas/ChaosRule"
+                   }
+                  }
+                 },
+                 "required": [
+                  "rules"
+                 ]
+                }
+               }
+              }
+             }
+            }
+           },
+           "post": {
+            "summary": "Add a chaos rule (chaos.md, \"Rules\"); requests to the services that match it meet its answer, latency or fault",
+            "requestBody": {
+             "required": true,
+             "content": {
+              "application/json": {
+               "schema": {
+                "$ref": "#/components/schemas/ChaosRule"
+               }
+              }
+             }
+            },
+            "responses": {
+             "201": {
+              "description": "The rule, with its `id`.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "properties": {
+                  "rule": {
+                   "$ref": "#/components/schemas/ChaosRule"
+                  }
+                 },
+                 "required": [
+                  "rule"
+                 ]
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "Not a rule the services take; the sentence says why. Nothing was added.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "/api/v1/chaos/{id}": {
+           "parameters": [
+            {
+             "name": "id",
+             "in": "path",
+             "required": true,
+             "description": "A rule's id (`c1`), or `all`.",
+             "schema": {
+              "type": "string"
+             }
+            }
+           ],
+           "delete": {
+            "summary": "Remove a chaos rule, or every rule (`all`)",
+            "responses": {
+             "204": {
+              "description": "Removed."
+             },
+             "404": {
+              "description": "No such rule.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
           }
          },
          "components": {
@@ -936,6 +1038,46 @@ enum InspectorOpenAPI {
               }
              }
             }
+           },
+           "ChaosRule": {
+            "type": "object",
+            "description": "`service` (apns, fcm, oauth, pubnub, webhook), optional `match` (device, token, topic, project, environment, path_prefix), `probability` (0 … 1) with `seed`, `count`, `retry_after_s`, and `then`: `{\"answer\": NAME}`, `{\"latency_ms\": {\"fixed\": n} | {\"uniform\": [a, b]} | {\"lognormal\": {\"median\": m, \"sigma\": s}}}` or `{\"fault\": \"goaway\" | \"rst_stream\" | \"close\"}` (Docs/Chaos.md).",
+            "properties": {
+             "id": {
+              "type": "string"
+             },
+             "service": {
+              "type": "string"
+             },
+             "match": {
+              "type": "object"
+             },
+             "probability": {
+              "type": "number"
+             },
+             "seed": {
+              "type": "integer"
+             },
+             "count": {
+              "type": "integer"
+             },
+             "retry_after_s": {
+              "type": "integer"
+             },
+             "then": {
+              "type": "object"
+             },
+             "remaining": {
+              "type": [
+               "integer",
+               "null"
+              ]
+             }
+            },
+            "required": [
+             "service",
+             "then"
+            ]
            }
           },
           "parameters": {
