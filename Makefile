@@ -4,11 +4,11 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps browser-deps build demo test lib c-test browser-test fuzz-findings bench bench-scaling fuzz sanitize soak install
+.PHONY: deps python-deps build demo test lib c-test browser-test fuzz-findings bench bench-scaling fuzz sanitize soak install
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
-# tests verify it with), nghttp2 (HTTP/2), http-parser (HTTP/1.1), and curl and h2load
+# tests verify it with), nghttp2 (HTTP/2), http-parser (HTTP/1.1), and curl, nghttp and h2load
 # (the front door tests' clients), nghttpd (the HTTP/2 server the front door's speed
 # is measured beside), libmosquitto (the devices' MQTT client), and the mosquitto
 # broker and its command-line clients (Appwrite Push's tests start a real broker).
@@ -30,11 +30,13 @@ deps:
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
 
-# The inspector's page is tested in a real browser: Debian's chromium, driven by
-# Playwright for Python in a virtual environment of the build's (its own browser
-# download is not used); the same environment holds the OpenAPI validator.
-BROWSER_VENV := .build/browser-venv
-browser-deps: deps
+# The Python the tests use, in a virtual environment of the build's: Playwright (the
+# inspector's page is tested in Debian's chromium; Playwright's own browser download is
+# not used), the OpenAPI validator, and the real clients that meet chaos rules
+# (firebase-admin, httpx with HTTP/2).
+PYTHON_VENV := .build/python-venv
+PYTHON_PACKAGES := playwright openapi-spec-validator firebase-admin httpx[http2]
+python-deps: deps
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	python3 -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
@@ -42,13 +44,14 @@ browser-deps: deps
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
-	@[ -x $(BROWSER_VENV)/bin/python ] && $(BROWSER_VENV)/bin/python -c 'import playwright, openapi_spec_validator' 2>/dev/null || { \
-		python3 -m venv $(BROWSER_VENV) && $(BROWSER_VENV)/bin/pip install --quiet playwright openapi-spec-validator; }
+	@[ -x $(PYTHON_VENV)/bin/python ] && \
+		$(PYTHON_VENV)/bin/python -c 'import playwright, openapi_spec_validator, firebase_admin, httpx, h2' 2>/dev/null || { \
+		python3 -m venv $(PYTHON_VENV) && $(PYTHON_VENV)/bin/pip install --quiet $(PYTHON_PACKAGES); }
 
 # The page, clicked through in chromium against a real shell (Tests/Browser).
-browser-test: browser-deps
+browser-test: python-deps
 	$(SWIFT) build --product cxshell -Xswiftc -warnings-as-errors
-	$(BROWSER_VENV)/bin/python Tests/Browser/inspector_test.py
+	$(PYTHON_VENV)/bin/python Tests/Browser/inspector_test.py
 
 # Warnings are errors: the project builds with zero warnings in Swift 6 mode.
 build: deps
@@ -62,7 +65,7 @@ demo: build
 		Tests/Scenarios/PN-pubnub-gateway-fans-out-to-apns-and-fcm.cxs Tests/Scenarios/CHAOS-a-retrying-backend.cxs \
 		Tests/Scenarios/CHAOS-offline-phone.cxs
 
-test: deps browser-deps
+test: deps python-deps
 	Tests/run-all
 
 # The C ABI as an outside program sees it: the host (cx.h, libcx.so), which an app

@@ -1,0 +1,294 @@
+"""Faults on demand met by real, unmodified clients (chaos.md; Docs/Chaos.md's table is
+what these checks find): firebase-admin through HTTPS_PROXY and the test CA, httpx over
+HTTP/2, curl and nghttp. Each check starts its own `cxshell serve --listen 127.0.0.1:0`,
+drives the world through its standard input, and asserts what the client did and what
+the world delivered. Prints one line of totals."""
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+import httpx
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHELL = os.path.join(ROOT, ".build", "debug", "cxshell")
+
+
+class Shell:
+    """A running shell: requests in on standard input, every output line kept."""
+
+    def __init__(self, work):
+        self.process = subprocess.Popen(
+            [SHELL, "serve", "--listen", "127.0.0.1:0", "--ca-dir", os.path.join(work, "ca")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        first = json.loads(self.process.stdout.readline())
+        self.port = int(first["listening"]["address"].rsplit(":", 1)[1])
+        self.ca = first["listening"]["ca"]
+        self.lines = []
+        self.replies = []
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            with self.changed:
+                self.lines.append(json.loads(line))
+                self.changed.notify_all()
+
+    def send(self, request):
+        """One request line; its reply."""
+        with self.changed:
+            seen = sum(1 for line in self.lines if "reply" in line)
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        with self.changed:
+            assert self.changed.wait_for(lambda: sum(1 for line in self.lines if "reply" in line) > seen, 30)
+            return [line for line in self.lines if "reply" in line][seen]
+
+    def _lines(self, keep, at_least):
+        # The shell writes a request's lines before its answer goes out, but this reader
+        # may take them after the client has its answer: wait for as many as expected.
+        with self.changed:
+            self.changed.wait_for(lambda: sum(1 for line in self.lines if keep(line)) >= at_least, 30)
+            return [line for line in self.lines if keep(line)]
+
+    def reports(self, network, at_least=0):
+        """The report lines of `network`, once there are at least `at_least` of them."""
+        return self._lines(lambda line: line.get("network") == network, at_least)
+
+    def deliveries(self, at_least=0):
+        return self._lines(lambda line: "delivery" in line, at_least)
+
+    def device(self, platform):
+        """A device whose app registered and subscribed to push events; its token."""
+        self.send({"op": "device", "platform": platform})
+        self.send({"op": "launch"})
+        reply = self.send({"op": "call", "plugin": "push", "method": "register", "input": ""})
+        self.send({"op": "subscribe", "key": "push", "plugin": "push", "stream": "events", "input": ""})
+        return json.loads(reply["output"])["token"]
+
+    def stop(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def provider_token():
+    """An APNs provider token, unsigned (no key is registered, so none is checked)."""
+    part = lambda data: base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+    return f'bearer {part({"alg": "ES256", "kid": "K"})}.{part({"iss": "TEAM000001", "iat": int(time.time())})}.' + (
+        base64.urlsafe_b64encode(bytes(64)).rstrip(b"=").decode())
+
+
+def apns_push(client, shell, token):
+    return client.post(f"http://127.0.0.1:{shell.port}/3/device/{token}", content=b'{"aps":{"alert":"x"}}',
+                       headers={"apns-topic": "com.example.app", "authorization": provider_token()})
+
+
+# MARK: firebase-admin
+
+def firebase_app(shell, work):
+    """firebase-admin with a service account of project `cxshell`, reaching the world
+    through HTTPS_PROXY and trusting the test CA, as Docs/FrontDoor.md says."""
+    import firebase_admin
+    from firebase_admin import credentials
+    key = subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"],
+                         check=True, capture_output=True, text=True).stdout
+    account = {
+        "type": "service_account", "project_id": "cxshell", "private_key_id": "k1", "private_key": key,
+        "client_email": "backend@cxshell.iam.gserviceaccount.com", "client_id": "1",
+        "token_uri": "https://oauth2.googleapis.com/token",
+    }
+    return firebase_admin.initialize_app(credentials.Certificate(account), name=f"cx-{shell.port}")
+
+
+class Proxied:
+    """The environment a backend is started with to reach the world: HTTPS_PROXY and the
+    test CA; put back as it was afterwards."""
+
+    def __init__(self, shell):
+        self.settings = {"HTTPS_PROXY": f"http://127.0.0.1:{shell.port}", "REQUESTS_CA_BUNDLE": shell.ca,
+                         "SSL_CERT_FILE": shell.ca}
+
+    def __enter__(self):
+        self.saved = {name: os.environ.get(name) for name in self.settings}
+        os.environ.update(self.settings)
+
+    def __exit__(self, *_):
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def firebase_retries_unavailable_and_delivers_once(work):
+    from firebase_admin import messaging
+    shell = Shell(work)
+    try:
+        token = shell.device("android")
+        app = firebase_app(shell, work)
+        shell.send({"op": "chaos", "rule": {"service": "fcm", "count": 2, "then": {"answer": "UNAVAILABLE"}}})
+        with Proxied(shell):
+            name = messaging.send(messaging.Message(token=token, data={"k": "v"}), app=app)
+        assert name.startswith("projects/cxshell/messages/"), name
+        assert [report["status"] for report in shell.reports("fcm", 3)] == [503, 503, 200], shell.reports("fcm")
+        assert len(shell.deliveries(1)) == 1, shell.deliveries()
+    finally:
+        shell.stop()
+
+
+def firebase_waits_out_a_quota_retry_after_then_delivers_once(work):
+    # urllib3, under firebase-admin, retries a 429 that carries Retry-After (its
+    # RETRY_AFTER_STATUS_CODES), after sleeping as long as it says.
+    from firebase_admin import messaging
+    shell = Shell(work)
+    try:
+        token = shell.device("android")
+        app = firebase_app(shell, work)
+        shell.send({"op": "chaos", "rule": {"service": "fcm", "count": 1, "retry_after_s": 1,
+                                            "then": {"answer": "QUOTA_EXCEEDED"}}})
+        started = time.monotonic()
+        with Proxied(shell):
+            messaging.send(messaging.Message(token=token, data={"k": "v"}), app=app)
+        assert time.monotonic() - started >= 1  # it waited out Retry-After
+        assert [report["status"] for report in shell.reports("fcm", 2)] == [429, 200]
+        assert len(shell.deliveries(1)) == 1
+    finally:
+        shell.stop()
+
+
+def firebase_surfaces_quota_exceeded_when_its_retries_run_out(work):
+    from firebase_admin import exceptions, messaging
+    shell = Shell(work)
+    try:
+        token = shell.device("android")
+        app = firebase_app(shell, work)
+        shell.send({"op": "chaos", "rule": {"service": "fcm", "count": 5, "retry_after_s": 0,
+                                            "then": {"answer": "QUOTA_EXCEEDED"}}})
+        try:
+            with Proxied(shell):
+                messaging.send(messaging.Message(token=token, data={"k": "v"}), app=app)
+            raise AssertionError("QUOTA_EXCEEDED was not raised")
+        except messaging.QuotaExceededError as error:
+            assert error.http_response.status_code == 429
+            assert error.http_response.headers.get("retry-after") == "0"
+            assert isinstance(error, exceptions.ResourceExhaustedError)
+        assert [report["status"] for report in shell.reports("fcm", 5)] == [429] * 5  # 1 try and 4 retries
+        assert not shell.deliveries()
+    finally:
+        shell.stop()
+
+
+# MARK: httpx over HTTP/2
+
+def httpx_retries_a_goaway_below_its_stream_on_a_new_connection(work):
+    shell = Shell(work)
+    try:
+        first, second = shell.device("ios"), shell.device("ios")
+        shell.send({"op": "chaos", "rule": {"service": "apns", "count": 1, "match": {"device": "d2"},
+                                            "then": {"fault": "goaway"}}})
+        with httpx.Client(http1=False, http2=True) as client:
+            assert apns_push(client, shell, first).status_code == 200  # stream 1
+            assert apns_push(client, shell, second).status_code == 200  # stream 3: GOAWAY(1), retried
+        statuses = [report["status"] for report in shell.reports("apns", 3)]
+        assert statuses == [200, 0, 200], statuses
+        assert [line["device"] for line in shell.deliveries(2)] == ["d1", "d2"]  # the push happened once
+    finally:
+        shell.stop()
+
+
+def httpx_raises_on_a_goaway_before_any_stream_a_reset_and_a_close(work):
+    # A GOAWAY whose last stream id is 0 is one httpcore 1.0 does not retry: it tests
+    # the id for truth before it compares it. A closed connection is a protocol error
+    # or a read error, as the close races the client's last bytes.
+    shell = Shell(work)
+    try:
+        token = shell.device("ios")
+        for fault in ["goaway", "rst_stream", "close"]:
+            shell.send({"op": "chaos", "rule": {"service": "apns", "count": 1, "then": {"fault": fault}}})
+            with httpx.Client(http1=False, http2=True) as client:
+                try:
+                    answer = apns_push(client, shell, token)
+                    raise AssertionError(f"{fault}: answered {answer.status_code}")
+                except (httpx.RemoteProtocolError, httpx.ReadError):
+                    pass
+        assert [report["status"] for report in shell.reports("apns", 3)] == [0, 0, 0]
+        assert not shell.deliveries()
+    finally:
+        shell.stop()
+
+
+def httpx_returns_error_answers_without_retrying(work):
+    shell = Shell(work)
+    try:
+        token = shell.device("ios")
+        shell.send({"op": "chaos", "rule": {"service": "apns", "count": 3, "then": {"answer": "TooManyRequests"}}})
+        with httpx.Client(http1=False, http2=True) as client:
+            answer = apns_push(client, shell, token)
+        assert answer.status_code == 429 and answer.json() == {"reason": "TooManyRequests"}
+        assert len(shell.reports("apns", 1)) == 1
+    finally:
+        shell.stop()
+
+
+# MARK: curl and nghttp (nghttp2's own client)
+
+def command_line_clients_do_not_retry_a_goaway(work):
+    shell = Shell(work)
+    try:
+        first, second = shell.device("ios"), shell.device("ios")
+        urls = [f"http://127.0.0.1:{shell.port}/3/device/{token}" for token in (first, second)]
+        headers = ["-H", "apns-topic: com.example.app", "-H", f"authorization: {provider_token()}"]
+        shell.send({"op": "chaos", "rule": {"service": "apns", "count": 1, "match": {"device": "d2"},
+                                            "then": {"fault": "goaway"}}})
+        curl = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} ", "--http2-prior-knowledge",
+                               *headers, "-d", '{"aps":{"alert":"x"}}', *urls], capture_output=True, text=True)
+        assert curl.stdout.split() == ["200", "000"] and curl.returncode == 16, (curl.stdout, curl.returncode)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as body:
+            body.write('{"aps":{"alert":"x"}}')
+            body.flush()
+            shell.send({"op": "chaos", "rule": {"service": "apns", "count": 1, "match": {"device": "d2"},
+                                                "then": {"fault": "goaway"}}})
+            nghttp = subprocess.run(["nghttp", "-s", *headers, "-d", body.name, *urls], capture_output=True,
+                                    text=True)
+        assert "Some requests were not processed. total=2, processed=1" in nghttp.stdout + nghttp.stderr
+        assert [line["device"] for line in shell.deliveries(2)] == ["d1", "d1"]  # d2's push: never
+    finally:
+        shell.stop()
+
+
+CHECKS = [
+    firebase_retries_unavailable_and_delivers_once,
+    firebase_waits_out_a_quota_retry_after_then_delivers_once,
+    firebase_surfaces_quota_exceeded_when_its_retries_run_out,
+    httpx_retries_a_goaway_below_its_stream_on_a_new_connection,
+    httpx_raises_on_a_goaway_before_any_stream_a_reset_and_a_close,
+    httpx_returns_error_answers_without_retrying,
+    command_line_clients_do_not_retry_a_goaway,
+]
+
+
+def main():
+    passed = failed = 0
+    for check in CHECKS:
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                check(work)
+                passed += 1
+                print(f"clients: {check.__name__} passed")
+            except Exception:
+                failed += 1
+                print(f"clients: {check.__name__} FAILED")
+                traceback.print_exc()
+    print(f"Clients: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
