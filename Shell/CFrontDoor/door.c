@@ -187,8 +187,9 @@ size_t cx_front_door_connections(cx_front_door *door) {
 /* A door with its TLS context and no descriptors yet; NULL and a sentence in `error`
    when the certificate will not load. */
 static cx_front_door *door_new(const char *certificate_file, const char *key_file, cx_http_handler handler,
-                               cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
-                               cx_later_gone later_gone, void *context, char *error, size_t error_size) {
+                               cx_tunnel_filter tunnel_filter, cx_handshake_filter handshake_filter,
+                               cx_before_answers before_answers, cx_later_gone later_gone, void *context, char *error,
+                               size_t error_size) {
     cx_front_door *door = calloc(1, sizeof *door);
     if (!door) {
         snprintf(error, error_size, "out of memory");
@@ -196,12 +197,13 @@ static cx_front_door *door_new(const char *certificate_file, const char *key_fil
     }
     door->handler = handler;
     door->tunnel_filter = tunnel_filter;
+    door->handshake_filter = handshake_filter;
     door->before_answers = before_answers;
     door->later_gone = later_gone;
     door->context = context;
     pthread_mutex_init(&door->ops_lock, NULL);
     door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;
-    door->ctx = tls_context(certificate_file, key_file, error, error_size);
+    door->ctx = tls_context(door, certificate_file, key_file, error, error_size);
     if (!door->ctx) {
         door_free(door);
         return NULL;
@@ -210,9 +212,9 @@ static cx_front_door *door_new(const char *certificate_file, const char *key_fil
 }
 
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
-                        cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_before_answers before_answers,
-                        cx_later_gone later_gone, void *context, cx_front_door **out, int *bound_port, char *error,
-                        size_t error_size) {
+                        cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_handshake_filter handshake_filter,
+                        cx_before_answers before_answers, cx_later_gone later_gone, void *context,
+                        cx_front_door **out, int *bound_port, char *error, size_t error_size) {
     struct sockaddr_storage storage = {0};
     socklen_t length;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
@@ -230,8 +232,8 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         return -1;
     }
     cx_front_door *door =
-        door_new(certificate_file, key_file, handler, tunnel_filter, before_answers, later_gone, context, error,
-                 error_size);
+        door_new(certificate_file, key_file, handler, tunnel_filter, handshake_filter, before_answers, later_gone,
+                 context, error, error_size);
     if (!door) return -1;
     raise_descriptor_limit();
     door->listen_fd = socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -265,7 +267,8 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
 cx_front_door *cx_front_door_detached(const char *certificate_file, const char *key_file, cx_http_handler handler,
                                       cx_tunnel_filter tunnel_filter, void *context) {
     char error[256];
-    return door_new(certificate_file, key_file, handler, tunnel_filter, NULL, NULL, context, error, sizeof error);
+    return door_new(certificate_file, key_file, handler, tunnel_filter, NULL, NULL, NULL, context, error,
+                    sizeof error);
 }
 
 size_t cx_front_door_feed(cx_front_door *door, const unsigned char *data, size_t len, size_t chunk) {

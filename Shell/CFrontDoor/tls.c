@@ -16,7 +16,19 @@ static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_l
     return SSL_TLSEXT_ERR_OK;
 }
 
-SSL_CTX *tls_context(const char *certificate_file, const char *key_file, char *error, size_t error_size) {
+/* A handshake the door's filter refuses fails with an alert, before any certificate. */
+static int check_server_name(SSL *ssl, int *alert, void *arg) {
+    cx_front_door *door = arg;
+    connection *c = SSL_get_app_data(ssl);
+    if (!door->handshake_filter || !c) return SSL_TLSEXT_ERR_OK;
+    const char *sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    if (door->handshake_filter(door->context, sni ? sni : c->server_name)) return SSL_TLSEXT_ERR_OK;
+    *alert = SSL_AD_HANDSHAKE_FAILURE;
+    return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+SSL_CTX *tls_context(cx_front_door *door, const char *certificate_file, const char *key_file, char *error,
+                     size_t error_size) {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, certificate_file) != 1 ||
         SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
@@ -29,6 +41,8 @@ SSL_CTX *tls_context(const char *certificate_file, const char *key_file, char *e
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_alpn_select_cb(ctx, select_alpn, NULL);
+    SSL_CTX_set_tlsext_servername_callback(ctx, check_server_name);
+    SSL_CTX_set_tlsext_servername_arg(ctx, door);
     return ctx;
 }
 
@@ -52,6 +66,7 @@ void tls_start(connection *c) {
         return;
     }
     SSL_set_bio(c->ssl, c->rbio, c->wbio);
+    SSL_set_app_data(c->ssl, c);
     SSL_set_accept_state(c->ssl);
 }
 

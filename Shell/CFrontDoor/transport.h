@@ -157,7 +157,8 @@ void connection_close(connection *c);
 
 /* ---- tls.c ---- */
 
-SSL_CTX *tls_context(const char *certificate_file, const char *key_file, char *error, size_t error_size);
+SSL_CTX *tls_context(cx_front_door *door, const char *certificate_file, const char *key_file, char *error,
+                     size_t error_size);
 void tls_start(connection *c);
 void tls_receive(connection *c, const unsigned char *data, size_t len);
 void tls_send(connection *c, const void *data, size_t len);
@@ -211,6 +212,7 @@ struct cx_front_door {
     int wake[2];
     pthread_t thread;
     cx_tunnel_filter tunnel_filter;
+    cx_handshake_filter handshake_filter;
     cx_before_answers before_answers;
     bool stopping; /* set once, by cx_front_door_stop, before it wakes the loop */
     SSL_CTX *ctx;

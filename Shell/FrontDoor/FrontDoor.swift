@@ -19,15 +19,18 @@ public final class FrontDoor: @unchecked Sendable {
     final class HandlerBox {
         let handler: @Sendable (HTTPRequest) -> HTTPResponse
         let tunnelHosts: @Sendable (String) -> Bool
+        let handshakes: @Sendable (String) -> Bool
         let beforeAnswers: @Sendable () -> Void
         /// Answers given later that the door still holds, by id (door thread only).
         var laters: [cx_http_later: HTTPLater] = [:]
         init(
             _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
-            tunnelHosts: @escaping @Sendable (String) -> Bool, beforeAnswers: @escaping @Sendable () -> Void
+            tunnelHosts: @escaping @Sendable (String) -> Bool, handshakes: @escaping @Sendable (String) -> Bool,
+            beforeAnswers: @escaping @Sendable () -> Void
         ) {
             self.handler = handler
             self.tunnelHosts = tunnelHosts
+            self.handshakes = handshakes
             self.beforeAnswers = beforeAnswers
         }
     }
@@ -38,20 +41,25 @@ public final class FrontDoor: @unchecked Sendable {
 
     /// Listens on `address` (an IPv4 or IPv6 literal) and `port` with `ca`'s server
     /// certificate, and serves until `stop`. `tunnelHosts` says which hosts a CONNECT
-    /// may open a tunnel to. `beforeAnswers` runs once per turn of the loop, after the
-    /// requests read in it were handled and before any of their answers is sent.
+    /// may open a tunnel to; `handshakes`, whether a TLS handshake for a server name
+    /// (SNI, else the CONNECT target, else "") may go on. `beforeAnswers` runs once per
+    /// turn of the loop, after the requests read in it were handled and before any of
+    /// their answers is sent.
     public init(
         address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
+        handshakes: @escaping @Sendable (String) -> Bool = { _ in true },
         beforeAnswers: @escaping @Sendable () -> Void = {},
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(Failure) {
-        box = Unmanaged.passRetained(HandlerBox(handler, tunnelHosts: tunnelHosts, beforeAnswers: beforeAnswers))
+        box = Unmanaged.passRetained(
+            HandlerBox(handler, tunnelHosts: tunnelHosts, handshakes: handshakes, beforeAnswers: beforeAnswers))
         var door: OpaquePointer?
         var bound: Int32 = 0
         var error = [CChar](repeating: 0, count: 256)
         let status = cx_front_door_start(
             address, Int32(port), ca.serverCertificate, ca.serverKey, frontDoorHandler, frontDoorTunnelFilter,
-            frontDoorBeforeAnswers, frontDoorLaterGone, box.toOpaque(), &door, &bound, &error, error.count)
+            frontDoorHandshakeFilter, frontDoorBeforeAnswers, frontDoorLaterGone, box.toOpaque(), &door, &bound, &error,
+            error.count)
         guard status == 0 else {
             box.release()
             let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -124,6 +132,12 @@ private func send(_ piece: HTTPLater.Piece, door: OpaquePointer, id: cx_http_lat
 private func frontDoorTunnelFilter(_ context: UnsafeMutableRawPointer?, _ host: UnsafePointer<CChar>?) -> Bool {
     guard let context, let host else { return false }
     return Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().tunnelHosts(String(cString: host))
+}
+
+/// The C transport's TLS handshake filter.
+private func frontDoorHandshakeFilter(_ context: UnsafeMutableRawPointer?, _ name: UnsafePointer<CChar>?) -> Bool {
+    guard let context, let name else { return true }
+    return Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().handshakes(String(cString: name))
 }
 
 /// The C transport's handler: the request as Swift values, the answer back as C.

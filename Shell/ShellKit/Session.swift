@@ -53,6 +53,12 @@ public final class Session {
     /// inspector; the same validators as the line protocol's.
     public func handle(network request: HTTPRequest) -> NetworkExchange { network.handle(request) }
 
+    /// Whether a TLS handshake for `serverName` may go on (a chaos rule's `tls_fail` says
+    /// no), and the report line of one refused.
+    public func handshake(serverName: String) -> (allowed: Bool, lines: [String]) {
+        network.handshake(serverName: serverName)
+    }
+
     /// Handles the channel messages that arrived on their own time (at most `limit`),
     /// oldest first: each writes its deliveries, then one report line (channels.md).
     public func handleArrivals(limit: Int = .max) -> [String] { arrivals.handle(limit: limit) }

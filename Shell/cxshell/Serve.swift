@@ -94,6 +94,13 @@ enum Serve {
                 let ca = try TestCA.ensure(in: caDirectory)
                 door = try FrontDoor(
                     address: address, port: port, ca: ca, tunnelHosts: Session.isServiceHost,
+                    handshakes: { host in
+                        world.withLock { world in
+                            let (allowed, lines) = world.session.handshake(serverName: host)
+                            world.pending += lines
+                            return allowed
+                        }
+                    },
                     beforeAnswers: { world.withLock { _ = $0.flush() } },
                     handler: { request in
                         world.withLock { world in

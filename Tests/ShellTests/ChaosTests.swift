@@ -152,7 +152,9 @@ import Testing
             ),
             (#"{"service":"apns","count":0,"then":{"answer":"Shutdown"}}"#, "\"count\" must be a whole number"),
             (#"{"service":"apns","then":{"latency_ms":{"uniform":[9,3]}}}"#, "a ≤ b"),
-            (#"{"service":"apns","then":{"fault":"tls_fail"}}"#, "not built yet"),
+            (#"{"service":"mqtt","then":{"fault":"broker_down"}}"#, "not built yet"),
+            (#"{"service":"apns","match":{"device":"d1"},"then":{"fault":"tls_fail"}}"#, "takes no \"match\""),
+            (#"{"service":"webhook","then":{"fault":"tls_fail"}}"#, "is not a fault webhook takes"),
         ]
         for (rule, words) in cases {
             let refused = try world.reply(#"{"op":"chaos","rule":\#(rule)}"#)
@@ -252,6 +254,40 @@ import Testing
         let reports = written.filter { $0.hasPrefix(#"{"network""#) && $0.contains(#""chaos":"c"#) }
         #expect(reports.count == 5 && reports.allSatisfy { $0.contains(#""status":0"#) })
         #expect(!written.contains { $0.hasPrefix(#"{"delivery""#) })
+        #expect(shell.stop() == 0)
+    }
+
+    /// `tls_fail`: new TLS handshakes for the service's hosts fail with an alert (curl's
+    /// exit 35), until the rule is spent; other hosts' go on, and the refusal is reported.
+    @Test func aTLSFailRuleFailsTheServicesHandshakes() throws {
+        let shell = try FrontDoorTests.Shell()
+        let token = try FrontDoorTests().iosDevice(shell)
+        _ = try shell.send(#"{"op":"chaos","rule":{"service":"apns","count":1,"then":{"fault":"tls_fail"}}}"#)
+        func push(_ host: String) throws -> (output: String, status: Int32) {
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = [
+                "curl", "-s", "-i", "--cacert", shell.ca, "--resolve", "\(host):\(shell.port):127.0.0.1", "-H",
+                "apns-topic: com.example.app", "-H", "authorization: \(FrontDoorTests.providerToken)", "-d",
+                #"{"aps":{"alert":"x"}}"#, "https://\(host):\(shell.port)/3/device/\(token)",
+            ]
+            let pipe = Pipe()
+            curl.standardOutput = pipe
+            try curl.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            curl.waitUntilExit()
+            return (String(decoding: data, as: UTF8.self), curl.terminationStatus)
+        }
+        // Another service's host is not the rule's: its handshake goes on (FCM answers 404
+        // to an APNs path, after the handshake).
+        #expect(try push("fcm.googleapis.com").output.hasPrefix("HTTP/2 404"))
+        let refused = try push("api.push.apple.com")
+        #expect(refused.status == 35 && refused.output.isEmpty)
+        #expect(try push("api.push.apple.com").output.hasPrefix("HTTP/2 200"))  // spent
+        let written = try shell.send(#"{"op":"chaos"}"#)
+        let report = try #require(written.first { $0.hasPrefix(#"{"network":"tls""#) })
+        #expect(report.contains(#""host":"api.push.apple.com""#) && report.contains(#""chaos":"c1""#))
+        #expect(written.filter { $0.hasPrefix(#"{"delivery""#) }.count == 1)
         #expect(shell.stop() == 0)
     }
 }

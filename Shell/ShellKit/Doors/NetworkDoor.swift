@@ -74,6 +74,28 @@ final class NetworkDoor {
         return NetworkExchange(lines: lines, response: response)
     }
 
+    /// Whether a TLS handshake for `serverName` may go on: not when a `tls_fail` rule for
+    /// its service meets it. A refused handshake is logged (source `tls`) and reported.
+    func handshake(serverName: String) -> (allowed: Bool, lines: [String]) {
+        guard let service = Service(host: serverName.lowercased()), world.chaos.applies(to: service.name),
+            let met = world.chaos.meetHandshake(service: service.name)
+        else { return (true, []) }
+        world.begin()
+        let left = met.remaining.map { ", \($0) left" } ?? ""
+        let report = JSONObject([
+            ("network", "tls"), ("host", .string(serverName)), ("status", 0),
+            ("effect", .string("the TLS handshake failed by chaos rule \(met.id)\(left); nothing delivered")),
+            ("chaos", .string(met.id)),
+        ])
+        world.finish(source: "tls", status: 0, deliveries: []) {
+            var record = RequestLog.Record { $0.member("host", serverName) }
+            record.effect = report["effect"]?.stringValue
+            record.chaos = met.id
+            return record
+        }
+        return (false, [report.compactText])
+    }
+
     /// The service's answer, unless a chaos rule meets the request first: then the
     /// service's own error (nothing delivered), or its answer held back a while.
     private func answer(_ request: HTTPRequest, by service: Service) -> ServiceAnswer {

@@ -42,9 +42,16 @@ struct ChaosRules {
         enum Then {
             case answer(String)
             case fault(TransportFault)
+            /// `tls_fail`: new TLS handshakes for the service fail.
+            case failHandshakes
             case fixed(Int)
             case uniform(Int, Int)
             case lognormal(median: Double, sigma: Double)
+
+            var failsHandshakes: Bool {
+                if case .failHandshakes = self { return true }
+                return false
+            }
         }
     }
 
@@ -127,11 +134,16 @@ struct ChaosRules {
             outcome = .answer(name)
         case "latency_ms":
             outcome = try Self.latency(value)
+        case "fault" where value.stringValue == "tls_fail" && ["apns", "fcm", "oauth", "pubnub"].contains(service):
+            guard match.isEmpty else {
+                throw Refusal(message: "a tls_fail rule takes no \"match\": a handshake names only its service's host")
+            }
+            outcome = .failHandshakes
         case "fault":
             guard let name = value.stringValue, let fault = Self.faults[name], service != "mqtt" else {
                 throw Refusal(
                     message:
-                        "'\(value.stringValue ?? value.compactText)' is not a fault \(service) takes; the faults are \(Self.faults.keys.sorted().joined(separator: ", ")) (tls_fail and mqtt's broker_down are not built yet)"
+                        "'\(value.stringValue ?? value.compactText)' is not a fault \(service) takes; the faults are \(Self.faults.keys.sorted().joined(separator: ", ")) and tls_fail (for a service with its own host) (mqtt's broker_down is not built yet)"
                 )
             }
             outcome = .fault(fault)
@@ -173,30 +185,55 @@ struct ChaosRules {
     /// outcome, its `retry_after_s` and how many times it still applies. A rule with a
     /// `count` retires when it is spent.
     mutating func meet(_ facts: Facts) -> (id: String, outcome: Outcome, retryAfter: Int?, remaining: Int?)? {
-        for index in rules.indices where rules[index].service == facts.service && Self.matches(rules[index], facts) {
-            if rules[index].probability < 1
-                && Double.random(in: 0..<1, using: &rules[index].generator) >= rules[index].probability
-            {
-                continue
-            }
-            var rule = rules[index]
-            let outcome: Outcome
+        let met = take { rule in
+            rule.service == facts.service && !rule.then.failsHandshakes && Self.matches(rule, facts)
+        } draw: { rule -> Outcome in
             switch rule.then {
-            case .answer(let name): outcome = .answer(name)
-            case .fault(let fault): outcome = .fault(fault)
-            case .fixed(let milliseconds): outcome = .latency(milliseconds: milliseconds)
+            case .answer(let name): return .answer(name)
+            case .fault(let fault): return .fault(fault)
+            case .failHandshakes: preconditionFailure("take(where:) leaves tls_fail rules to meetHandshake")
+            case .fixed(let milliseconds): return .latency(milliseconds: milliseconds)
             case .uniform(let low, let high):
-                outcome = .latency(
+                return .latency(
                     milliseconds: low + Int(Double(high - low) * Double.random(in: 0..<1, using: &rule.generator)))
             case .lognormal(let median, let sigma):
                 // Box–Muller: one standard normal draw from two uniform ones.
                 let u = max(Double.random(in: 0..<1, using: &rule.generator), .leastNonzeroMagnitude)
                 let z = (-2 * log(u)).squareRoot() * cos(2 * .pi * Double.random(in: 0..<1, using: &rule.generator))
-                outcome = .latency(milliseconds: min(Self.maxLatencyMilliseconds, Int(median * exp(sigma * z))))
+                return .latency(milliseconds: min(Self.maxLatencyMilliseconds, Int(median * exp(sigma * z))))
             }
-            if let left = rule.remaining { rule.remaining = left - 1 }
-            if rule.remaining == 0 { rules.remove(at: index) } else { rules[index] = rule }
-            return (rule.id, outcome, rule.retryAfterSeconds, rule.remaining)
+        }
+        return met.map { ($0.rule.id, $0.value, $0.rule.retryAfterSeconds, $0.rule.remaining) }
+    }
+
+    /// The first `tls_fail` rule a TLS handshake for `service` meets: its id and how many
+    /// times it still applies. Only rules without a `match` can: a handshake names no
+    /// device, token or path yet.
+    mutating func meetHandshake(service: String) -> (id: String, remaining: Int?)? {
+        take {
+            $0.service == service && $0.then.failsHandshakes && $0.match.isEmpty
+        } draw: { _ in
+            ()
+        }
+        .map { ($0.rule.id, $0.rule.remaining) }
+    }
+
+    /// The first rule `wanted` picks whose seeded draw falls under its probability, after
+    /// `draw` read what it needs from the rule's generator; one of its `count` is spent.
+    private mutating func take<Value>(where wanted: (Rule) -> Bool, draw: (inout Rule) -> Value) -> (
+        rule: Rule, value: Value
+    )? {
+        for index in rules.indices where wanted(rules[index]) {
+            if rules[index].probability < 1
+                && Double.random(in: 0..<1, using: &rules[index].generator) >= rules[index].probability
+            {
+                continue
+            }
+            let value = draw(&rules[index])
+            if let left = rules[index].remaining { rules[index].remaining = left - 1 }
+            let rule = rules[index]
+            if rule.remaining == 0 { rules.remove(at: index) }
+            return (rule, value)
         }
         return nil
     }
