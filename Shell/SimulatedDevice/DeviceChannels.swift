@@ -39,6 +39,10 @@ struct DeviceChannels {
     /// This process's MQTT connections by client id, with their numbers.
     var connections: [String: (connection: MQTTConnection, number: Int)] = [:]
     var nextConnection = 1
+    /// Off the network (flight mode): no connection is made until it is back.
+    var offline = false
+    /// Connections dropped, or not made, while offline: made again when it is back.
+    var suspended = false
 
     static let handledLimit = 10_000
 }
@@ -63,6 +67,9 @@ extension Device {
         switch Self.appwriteOptions(options, installClientID: installAppwriteClientID()) {
         case .failure(let refusal): return .failure(refusal)
         case .success(let valid): registration = valid
+        }
+        if state.withLock({ $0.channels.offline }) {
+            return .failure(ChannelRefusal("Appwrite could not register: the device is offline"))
         }
         // One connection per client id: the broker would hand the session back and
         // forth between two. The old one closes before the new one connects.
@@ -241,7 +248,10 @@ extension Device {
         for registration in registrations {
             let (connection, number) = makeConnection(registration)
             let started = state.withLock { state -> Bool in
-                guard state.app.isRunning, state.channels.connections[registration.clientID] == nil else {
+                if state.channels.offline { state.channels.suspended = true }
+                guard state.app.isRunning, !state.channels.offline,
+                    state.channels.connections[registration.clientID] == nil
+                else {
                     return false
                 }
                 state.channels.connections[registration.clientID] = (connection, number)
@@ -252,6 +262,32 @@ extension Device {
             } else {
                 connection.close()
             }
+        }
+    }
+
+    /// Whether the device is on the network.
+    public var isOnline: Bool { state.withLock { !$0.channels.offline } }
+
+    /// Takes the device off the network, as flight mode does, or puts it back. Its MQTT
+    /// connections drop (cleanly: their persistent sessions stay with the broker, which
+    /// queues QoS 1 messages), and are made again when it is back and its app runs, so
+    /// the broker delivers what it queued (APW-2, APW-8).
+    public func setNetwork(online: Bool) {
+        if online {
+            let resume = state.withLock { state -> Bool in
+                defer { state.channels.offline = false }
+                return state.channels.suspended
+            }
+            if resume {
+                state.withLock { $0.channels.suspended = false }
+                resumeChannels()
+            }
+        } else {
+            state.withLock { state in
+                state.channels.offline = true
+                state.channels.suspended = state.channels.suspended || !state.channels.connections.isEmpty
+            }
+            closeConnections()
         }
     }
 

@@ -180,6 +180,23 @@ import Testing
         #expect(flushed.first?.contains(#"{\"body\":\"b\",\"mobiler_push\":\"opened\"}"#) == true, "\(flushed)")
     }
 
+    /// Offline phones (chaos.md): the connection drops cleanly, so the broker keeps the
+    /// persistent session and queues QoS 1 messages; back online, the device reconnects
+    /// and the queued message arrives. Registering while offline is refused.
+    @Test func anOfflineDeviceGetsWhatTheBrokerQueuedWhenItIsBack() throws {
+        let world = try World()
+        runningApp(world)
+        #expect(try world.register()["ok"] == true)
+        #expect(try world.reply(#"{"op":"network","online":false}"#)["online"] == false)
+        #expect(try world.channels().first?["connected"] == false)
+        let refused = try world.register()
+        #expect(refused["ok"] == false && refused["output"]?.stringValue?.contains("the device is offline") == true)
+        try world.publish("users/u1", #"{"messageId":"kept","data":{"x":"1"}}"#)
+        #expect(try world.reply(#"{"op":"network","online":true}"#)["online"] == true)
+        let lines = world.arrivals(through: "kept")
+        #expect(lines.contains { $0.hasPrefix(#"{"delivery":"push""#) && $0.contains(#"\"x\":\"1\""#) }, "\(lines)")
+    }
+
     @Test func APW6_aReplayedMessageIDIsHandledOncePerInstall() throws {
         let world = try World()
         runningApp(world)

@@ -34,7 +34,7 @@ final class APNsService {
             throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
         }
         world.touch(target)
-        if !world.isOnline(target) { return (target, store(notification, for: target)) }
+        if !target.isOnline { return (target, store(notification, for: target)) }
         return (target, hand(notification, to: target))
     }
 

@@ -21,7 +21,7 @@ final class FCMService {
 
     /// A message to a device: delivered when it is online, else kept as FCM keeps it.
     private func hand(_ message: FCMMessage, messageID: String, to device: Device) -> PushOutcome {
-        guard !world.isOnline(device) else { return device.receive(fcm: message, messageID: messageID) }
+        guard !device.isOnline else { return device.receive(fcm: message, messageID: messageID) }
         let now = world.clock()
         let ttl = message.ttlSeconds ?? FCMRequest.maxTTLSeconds
         guard ttl > 0 else {

@@ -45,10 +45,6 @@ final class World {
 
     /// Faults on demand (chaos.md, "Rules"), met by the front door's requests.
     var chaos = ChaosRules()
-    /// The devices taken off the network (`network` op): nothing reaches them, and the
-    /// services keep what they would keep (chaos.md, "Offline phones").
-    private(set) var offline: Set<String> = []
-
     /// The devices the request being handled touched: their hosts are waited for
     /// before its answer, and the log names them.
     private(set) var touched: [Device] = []
@@ -130,17 +126,9 @@ final class World {
         endpoint.processEnded(on: id)
         endpoint.forget(id)
         devices.removeAll { $0.id == id }
-        offline.remove(id)
         if current === device { current = nil }
         return true
     }
-
-    /// Takes a device off the network or puts it back.
-    func setOnline(_ online: Bool, _ device: Device) {
-        if online { offline.remove(device.id) } else { offline.insert(device.id) }
-    }
-
-    func isOnline(_ device: Device) -> Bool { !offline.contains(device.id) }
 
     /// The device whose app holds `token` now (or held it, until it retired).
     func device(holding token: String) -> Device? {

@@ -47,8 +47,8 @@ extension LineProtocol {
         guard case .bool(let online)? = request.fields["online"] else {
             throw request.invalid("network needs \"online\": true or false")
         }
-        let wasOnline = world.isOnline(device)
-        world.setOnline(online, device)
+        let wasOnline = device.isOnline
+        device.setNetwork(online: online)
         reply["device"] = .string(device.id)
         reply["online"] = .bool(online)
         if !online {
