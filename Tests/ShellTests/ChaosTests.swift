@@ -25,6 +25,11 @@ import Testing
             return try #require(try reply(#"{"op":"state"}"#)["token"]?.stringValue)
         }
 
+        /// The current device's token.
+        func readyToken() throws -> String {
+            try #require(try reply(#"{"op":"state"}"#)["token"]?.stringValue)
+        }
+
         /// An FCM send over the network, with an access token the world issued.
         func fcm(_ token: String) -> NetworkExchange {
             session.handle(
@@ -119,6 +124,32 @@ import Testing
         #expect(try world.reply(#"{"op":"tray","device":"d2"}"#)["entries"] == .array([]))
         #expect(try world.reply(#"{"op":"chaos","remove":"c1"}"#)["removed"] == "c1")
         #expect(world.apns(second).response.status == 200)
+    }
+
+    /// The line protocol's pushes meet `answer` rules too (its reply names the rule), and
+    /// never a latency or a fault: a line has no connection to hold or break.
+    @Test func theLineProtocolsPushesMeetAnswerRules() throws {
+        let world = World()
+        _ = try world.readyDevice("ios")
+        _ = try world.reply(#"{"op":"chaos","rule":{"service":"apns","then":{"latency_ms":{"fixed":5000}}}}"#)
+        let apns = #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"x"}}}"#
+        #expect(try world.reply(apns)["ok"] == true)  // the latency rule is the network's
+        _ = try world.reply(
+            #"{"op":"chaos","rule":{"service":"apns","count":1,"then":{"answer":"Unregistered"}}}"#)
+        let lines = world.session.handle(apns)
+        let last = try #require(lines.last)
+        let refused = try #require(try JSON.parse(text: last).objectValue)
+        #expect(lines.count == 1 && refused["ok"] == false && refused["status"] == 410)
+        #expect(refused["reason"] == "Unregistered" && refused["timestamp"] != nil && refused["chaos"] == "c2")
+        #expect(refused["effect"] == "answered 410 Unregistered by chaos rule c2, 0 left; nothing delivered")
+        _ = try world.readyDevice("android")
+        _ = try world.reply(
+            #"{"op":"chaos","rule":{"service":"fcm","match":{"device":"d2"},"then":{"answer":"UNREGISTERED"}}}"#)
+        let token = try world.readyToken()
+        let fcm = try world.reply(#"{"op":"fcm","body":{"message":{"token":"\#(token)","data":{}}}}"#)
+        #expect(fcm["ok"] == false && fcm["error"]?["status"] == "NOT_FOUND" && fcm["chaos"] == "c3")
+        let entry = try #require(world.session.log.entries(matching: .init(device: "d2"), limit: 100).last)
+        #expect(entry.summary.contains(#""chaos":"c3""#))
     }
 
     @Test func aSeededProbabilityMeetsTheSameRequestsEveryTime() throws {

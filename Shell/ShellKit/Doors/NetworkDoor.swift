@@ -106,10 +106,9 @@ final class NetworkDoor {
         var (report, response): ServiceAnswer
         switch met.outcome {
         case .answer(let name):
-            (report, response) = chaosAnswer(name, retryAfter: met.retryAfter, request, service)
-            let named = name == String(response.status) ? "" : " " + name
+            (report, response) = chaosAnswer(name, rule: met.id, retryAfter: met.retryAfter, request, service)
             report["effect"] = .string(
-                "answered \(response.status)\(named) by chaos rule \(met.id)\(left); nothing delivered")
+                ChaosRules.answeredEffect(status: response.status, name: name, rule: met.id, remaining: met.remaining))
         case .fault(let fault):
             let what =
                 switch fault {
@@ -143,11 +142,11 @@ final class NetworkDoor {
         }
     }
 
-    private func chaosAnswer(_ name: String, retryAfter: Int?, _ request: HTTPRequest, _ service: Service)
+    private func chaosAnswer(_ name: String, rule: String, retryAfter: Int?, _ request: HTTPRequest, _ service: Service)
         -> ServiceAnswer
     {
         switch service {
-        case .apns: apns.chaosAnswer(name, request)
+        case .apns: apns.chaosAnswer(name, rule: rule, request)
         case .fcm: FCMService.chaosAnswer(name, retryAfter: retryAfter)
         case .oauth: OAuthService.chaosAnswer(name)
         case .pubnub: PubNubService.chaosAnswer(name)

@@ -171,8 +171,9 @@ final class APNsService {
             path: request.path ?? "")
     }
 
-    /// APNs's own error for a chaos rule's answer name, as APNs sends it.
-    func chaosAnswer(_ name: String, _ request: HTTPRequest) -> ServiceAnswer {
+    /// APNs's own refusal for a chaos rule's answer name; one for the network and the
+    /// line protocol alike.
+    func chaosRejection(_ name: String, rule: String) -> APNsRejection {
         let status =
             switch name {
             case "TooManyRequests", "TooManyProviderTokenUpdates": 429
@@ -182,17 +183,25 @@ final class APNsService {
             case "Unregistered": 410
             default: 400  // BadDeviceToken
             }
+        return APNsRejection(
+            status: status, reason: name, detail: "chaos rule \(rule) answered \(name)",
+            timestamp: name == "Unregistered" ? world.clock() : nil)
+    }
+
+    /// APNs's own error for a chaos rule's answer name, as APNs sends it.
+    func chaosAnswer(_ name: String, rule: String, _ request: HTTPRequest) -> ServiceAnswer {
+        let rejection = chaosRejection(name, rule: rule)
         var body = JSONObject([("reason", .string(name))])
-        if name == "Unregistered" { body["timestamp"] = .integer(world.clock()) }
+        if let timestamp = rejection.timestamp { body["timestamp"] = .integer(timestamp) }
         let apnsID = request.header("apns-id") ?? UUID().uuidString
         let report = JSONObject([
-            ("network", "apns"), ("status", .integer(Int64(status))), ("apns-id", .string(apnsID)),
+            ("network", "apns"), ("status", .integer(Int64(rejection.status))), ("apns-id", .string(apnsID)),
             ("reason", .string(name)),
         ])
         return (
             report,
             HTTPResponse(
-                status: status, headers: [("apns-id", apnsID), ("content-type", "application/json")],
+                status: rejection.status, headers: [("apns-id", apnsID), ("content-type", "application/json")],
                 body: JSON.object(body).compactBytes)
         )
     }

@@ -231,34 +231,36 @@ final class FCMService {
             topic: message?["topic"]?.stringValue, project: Self.project(path), path: path)
     }
 
-    /// FCM's own error for a chaos rule's answer name, with `Retry-After` where FCM sends it.
-    static func chaosAnswer(_ name: String, retryAfter: Int?) -> ServiceAnswer {
-        let error: FCMError
-        var headers = [("content-type", "application/json")]
+    /// FCM's own error for a chaos rule's answer name; one for the network and the line
+    /// protocol alike.
+    static func chaosError(_ name: String) -> FCMError {
         switch name {
         case "QUOTA_EXCEEDED":
-            error = FCMError(
+            FCMError(
                 code: 429, status: "RESOURCE_EXHAUSTED",
                 message: "Quota exceeded for quota metric 'Send requests' of service 'fcm.googleapis.com'.",
                 errorCode: name)
-            headers.append(("retry-after", String(retryAfter ?? 1)))
         case "UNAVAILABLE":
-            error = FCMError(
+            FCMError(
                 code: 503, status: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: name)
-            headers.append(("retry-after", String(retryAfter ?? 1)))
         case "INTERNAL":
-            error = FCMError(code: 500, status: "INTERNAL", message: "Internal error encountered.", errorCode: name)
+            FCMError(code: 500, status: "INTERNAL", message: "Internal error encountered.", errorCode: name)
         case "THIRD_PARTY_AUTH_ERROR":
-            error = FCMError(
-                code: 401, status: "UNAUTHENTICATED",
-                message: "Auth error from APNS or Web Push Service", errorCode: name)
+            FCMError(
+                code: 401, status: "UNAUTHENTICATED", message: "Auth error from APNS or Web Push Service",
+                errorCode: name)
         case "UNREGISTERED":
-            error = FCMError(
-                code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: name)
+            FCMError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: name)
         default:  // SENDER_ID_MISMATCH
-            error = FCMError(
-                code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch", errorCode: name)
+            FCMError(code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch", errorCode: name)
         }
+    }
+
+    /// FCM's own error for a chaos rule's answer name, with `Retry-After` where FCM sends it.
+    static func chaosAnswer(_ name: String, retryAfter: Int?) -> ServiceAnswer {
+        let error = chaosError(name)
+        var headers = [("content-type", "application/json")]
+        if error.code == 429 || error.code == 503 { headers.append(("retry-after", String(retryAfter ?? 1))) }
         let report = JSONObject([
             ("network", "fcm"), ("status", .integer(Int64(error.code))), ("error", .string(error.status)),
         ])

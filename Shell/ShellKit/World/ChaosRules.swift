@@ -52,6 +52,11 @@ struct ChaosRules {
                 if case .failHandshakes = self { return true }
                 return false
             }
+
+            var isAnswer: Bool {
+                if case .answer = self { return true }
+                return false
+            }
         }
     }
 
@@ -183,10 +188,14 @@ struct ChaosRules {
 
     /// The first rule a request meets, and what then happens: the rule's id, the
     /// outcome, its `retry_after_s` and how many times it still applies. A rule with a
-    /// `count` retires when it is spent.
-    mutating func meet(_ facts: Facts) -> (id: String, outcome: Outcome, retryAfter: Int?, remaining: Int?)? {
+    /// `count` retires when it is spent. `answersOnly`: for the line protocol's pushes,
+    /// which have no connection to hold or break.
+    mutating func meet(_ facts: Facts, answersOnly: Bool = false) -> (
+        id: String, outcome: Outcome, retryAfter: Int?, remaining: Int?
+    )? {
         let met = take { rule in
-            rule.service == facts.service && !rule.then.failsHandshakes && Self.matches(rule, facts)
+            rule.service == facts.service && !rule.then.failsHandshakes && (!answersOnly || rule.then.isAnswer)
+                && Self.matches(rule, facts)
         } draw: { rule -> Outcome in
             switch rule.then {
             case .answer(let name): return .answer(name)
@@ -204,6 +213,13 @@ struct ChaosRules {
             }
         }
         return met.map { ($0.rule.id, $0.value, $0.rule.retryAfterSeconds, $0.rule.remaining) }
+    }
+
+    /// What a request met by an `answer` rule did, for its report line or reply.
+    static func answeredEffect(status: Int, name: String, rule: String, remaining: Int?) -> String {
+        let named = name == String(status) ? "" : " " + name
+        let left = remaining.map { ", \($0) left" } ?? ""
+        return "answered \(status)\(named) by chaos rule \(rule)\(left); nothing delivered"
     }
 
     /// The first `tls_fail` rule a TLS handshake for `service` meets: its id and how many

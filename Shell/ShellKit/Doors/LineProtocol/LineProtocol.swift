@@ -62,6 +62,7 @@ final class LineProtocol {
             record.error = reply["error"]?.stringValue
             record.reason = reply["reason"]?.stringValue
             record.effect = reply["effect"]?.stringValue
+            record.chaos = reply["chaos"]?.stringValue
             record.deliveries = deliveries
             return record
         }

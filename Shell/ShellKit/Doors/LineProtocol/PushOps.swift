@@ -28,6 +28,20 @@ extension LineProtocol {
             environment = value
         }
         let body = try request.body("body")
+        if let token,
+            let met = meetAnswerRule(
+                service: "apns", token: token,
+                facts: { facts in
+                    facts.topic = headers["apns-topic"]
+                    facts.environment = environment.rawValue
+                    facts.path = headers[":path"] ?? "/3/device/\(token)"
+                })
+        {
+            let rejection = apns.chaosRejection(met.name, rule: met.id)
+            reply = Self.rejection(request.id, rejection)
+            Self.note(met, status: rejection.status, in: &reply)
+            return
+        }
         let push = APNsRequest(
             headers: headers, body: body.bytes, parsedBody: body.value, token: token, environment: environment)
         switch apns.validate(push) {
@@ -66,12 +80,49 @@ extension LineProtocol {
         let project = try request.optionalString("project")
         if project == "" { throw request.invalid("\"project\" must not be empty") }
         let defaultProject = device.platform == .android ? device.options.fcmProject : DeviceOptions().fcmProject
+        let message = body.value?["message"]
+        if let met = meetAnswerRule(
+            service: "fcm", token: message?["token"]?.stringValue,
+            facts: { facts in
+                facts.topic = message?["topic"]?.stringValue
+                facts.project = project ?? defaultProject
+            })
+        {
+            let error = FCMService.chaosError(met.name)
+            reply = JSONObject([("reply", request.id), ("ok", false), ("error", .object(FCMService.envelope(error)))])
+            Self.note(met, status: error.code, in: &reply)
+            return
+        }
         switch fcm.send(body: body.bytes, parsed: body.value, project: project, defaultProject: defaultProject) {
         case .failure(let error):
             reply = JSONObject([("reply", request.id), ("ok", false), ("error", .object(FCMService.envelope(error)))])
         case .success(let sent):
             for (key, value) in sent { reply[key] = value }
         }
+    }
+
+    /// The `answer` rule a push of the line protocol meets, if one does (latency and
+    /// faults are the network's: a line has no connection to hold or break).
+    private func meetAnswerRule(
+        service: String, token: String?, facts fill: (inout ChaosRules.Facts) -> Void
+    ) -> (id: String, name: String, remaining: Int?)? {
+        guard world.chaos.applies(to: service) else { return nil }
+        var facts = ChaosRules.Facts(
+            service: service, device: token.flatMap { world.device(holding: $0)?.id }, token: token, path: "")
+        fill(&facts)
+        guard let met = world.chaos.meet(facts, answersOnly: true), case .answer(let name) = met.outcome else {
+            return nil
+        }
+        return (met.id, name, met.remaining)
+    }
+
+    /// A reply's `chaos` and `effect` for a push a rule answered.
+    private static func note(
+        _ met: (id: String, name: String, remaining: Int?), status: Int, in reply: inout JSONObject
+    ) {
+        reply["chaos"] = .string(met.id)
+        reply["effect"] = .string(
+            ChaosRules.answeredEffect(status: status, name: met.name, rule: met.id, remaining: met.remaining))
     }
 
     private static func record(_ outcome: PushOutcome, in reply: inout JSONObject) {
