@@ -10,6 +10,8 @@ public final class MQTTBroker: @unchecked Sendable {
     private let directory: URL
     /// The running broker's process id.
     private var pid: pid_t?
+    /// Starts and stops take turns: a chaos rule's timer starts it again on its own thread.
+    private let lock = NSLock()
 
     /// Where a device's `endpoint` points: `mqtt://127.0.0.1:PORT`.
     public var endpoint: String { "mqtt://127.0.0.1:\(port)" }
@@ -39,6 +41,10 @@ public final class MQTTBroker: @unchecked Sendable {
 
     /// Starts the broker (again) on its port.
     public func start() throws {
+        try lock.withLock { try startUnlocked() }
+    }
+
+    private func startUnlocked() throws {
         guard pid == nil else { return }
         let configuration = directory.appendingPathComponent("mosquitto.conf")
         try """
@@ -99,11 +105,13 @@ public final class MQTTBroker: @unchecked Sendable {
 
     /// Stops the broker (SIGTERM: it saves its sessions and queues) and waits for it.
     public func stop() {
-        guard let pid else { return }
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        self.pid = nil
+        lock.withLock {
+            guard let pid else { return }
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            self.pid = nil
+        }
     }
 
     /// `mosquitto` on the PATH, or where Debian installs it.

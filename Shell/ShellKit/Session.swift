@@ -1,5 +1,6 @@
 import Foundation
 import HTTPMessage
+import MQTTClient
 import SimulatedDevice
 
 /// One world of simulated devices with its doors (Docs/Architecture.md): the line
@@ -62,6 +63,15 @@ public final class Session {
     /// Handles the channel messages that arrived on their own time (at most `limit`),
     /// oldest first: each writes its deliveries, then one report line (channels.md).
     public func handleArrivals(limit: Int = .max) -> [String] { arrivals.handle(limit: limit) }
+
+    /// Starts a real `mosquitto` of the world's own on a free loopback port, the broker a
+    /// chaos rule's `broker_down` stops; its endpoint (`mqtt://127.0.0.1:PORT`), for the
+    /// apps' Appwrite registrations.
+    public func startBroker() throws -> String {
+        let broker = try MQTTBroker()
+        world.broker = broker
+        return broker.endpoint
+    }
 
     /// The hosts an HTTPS proxy's CONNECT may open a tunnel to: the services' own.
     public static func isServiceHost(_ host: String) -> Bool { NetworkDoor.Service(host: host) != nil }

@@ -7,7 +7,7 @@ import ShellKit
 enum Serve {
     static let help = """
         usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR] [--keep-running] [--log-max N]
-                             [--api-token TOKEN] [--api-host NAME]... [--no-inspector]
+                             [--api-token TOKEN] [--api-host NAME]... [--no-inspector] [--broker]
 
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
@@ -38,6 +38,10 @@ enum Serve {
         deliveries and one {"network":"mqtt",…} report line as it comes, between any two
         other lines. The protocol: Docs/Shell.md; the front door: Docs/FrontDoor.md;
         the channels: Docs/Channels.md.
+
+        --broker starts a real mosquitto of the world's own on a free loopback port and
+        writes {"broker":"mqtt://127.0.0.1:PORT"} first: the endpoint for Appwrite
+        registrations, and the broker a chaos rule's broker_down stops (Docs/Chaos.md).
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -46,6 +50,7 @@ enum Serve {
         var keepRunning = false
         var logMax = 10_000
         var inspector: InspectorSettings? = InspectorSettings()
+        var broker = false
         var rest = arguments[...]
         func refuse(_ sentence: String) -> Int32 {
             FileHandle.standardError.write(Data("cxshell serve: \(sentence)\n".utf8))
@@ -68,6 +73,7 @@ enum Serve {
                 guard let host = rest.popFirst(), !host.isEmpty else { return refuse("--api-host takes a host name") }
                 inspector?.hosts.insert(host.lowercased())
             case "--no-inspector": inspector = nil
+            case "--broker": broker = true
             default:
                 return refuse("unknown argument '\(argument)'\n\(help)")
             }
@@ -78,6 +84,15 @@ enum Serve {
         // later line-protocol output, so the output keeps the order of handling).
         let session = Session(logMax: logMax)
         session.inspector = inspector
+        if broker {
+            do {
+                let endpoint = try session.startBroker()
+                _ = writeLines([#"{"broker":"\#(endpoint)"}"#])
+            } catch {
+                FileHandle.standardError.write(Data("cxshell serve: \(error)\n".utf8))
+                return 1
+            }
+        }
         let world = Monitor(ServedSession(session: session))
         var door: FrontDoor?
         if let listen {

@@ -36,16 +36,23 @@ import Testing
             return try #require(try JSON.parse(text: output)["token"]?.stringValue)
         }
 
-        /// Publishes with the `mosquitto_pub` command, as any backend could.
-        func publish(_ topic: String, _ message: String, qos: Int = 1) throws {
+        /// Publishes with the `mosquitto_pub` command, as any backend could, to `port`
+        /// (default: the test's broker); whether the broker took it.
+        @discardableResult
+        func publish(_ topic: String, _ message: String, qos: Int = 1, port: Int? = nil, expectTaken: Bool = true)
+            throws -> Bool
+        {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [
-                "mosquitto_pub", "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "\(qos)", "-t", topic, "-m", message,
+                "mosquitto_pub", "-h", "127.0.0.1", "-p", "\(port ?? broker.port)", "-q", "\(qos)", "-t", topic, "-m",
+                message,
             ]
+            process.standardError = FileHandle.nullDevice
             try process.run()
             process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            if expectTaken { #expect(process.terminationStatus == 0) }
+            return process.terminationStatus == 0
         }
 
         /// Waits for `count` arrivals and handles them; their output lines.
@@ -195,6 +202,36 @@ import Testing
         #expect(try world.reply(#"{"op":"network","online":true}"#)["online"] == true)
         let lines = world.arrivals(through: "kept")
         #expect(lines.contains { $0.hasPrefix(#"{"delivery":"push""#) && $0.contains(#"\"x\":\"1\""#) }, "\(lines)")
+    }
+
+    /// A `broker_down` chaos rule stops the world's own broker at once (a backend's
+    /// publish is refused), and it starts again `for_ms` later: the device reconnects by
+    /// itself (APW-8) and what is published then arrives.
+    @Test func aBrokerDownRuleStopsTheWorldsBrokerUntilItComesBack() throws {
+        let world = try World()
+        let endpoint = try world.session.startBroker()
+        let port = try #require(Int(endpoint.split(separator: ":").last ?? ""))
+        runningApp(world)
+        #expect(try world.register(endpoint: endpoint)["ok"] == true)
+        let down = try world.reply(
+            #"{"op":"chaos","rule":{"service":"mqtt","then":{"fault":"broker_down","for_ms":300}}}"#)
+        #expect(down["rule"]?["effect"] == "the broker stopped; it starts again in 300 ms")
+        #expect(down["rules"] == .array([]))  // it acted at once; nothing is kept
+        #expect(try !world.publish("users/u1", #"{"messageId":"lost"}"#, port: port, expectTaken: false))
+        // The device sees the connection go, then reconnects by itself once the broker is
+        // back (backoff from 1 s).
+        func waitUntil(connected: Bool) throws -> Bool {
+            for _ in 0..<150 {
+                if try world.channels().first?["connected"] == .bool(connected) { return true }
+                usleep(100_000)
+            }
+            return false
+        }
+        #expect(try waitUntil(connected: false))
+        #expect(try waitUntil(connected: true))
+        try world.publish("users/u1", #"{"messageId":"after","data":{"y":"2"}}"#, port: port)
+        let lines = world.arrivals(through: "after")
+        #expect(lines.contains { $0.hasPrefix(#"{"delivery":"push""#) && $0.contains(#"\"y\":\"2\""#) }, "\(lines)")
     }
 
     @Test func APW6_aReplayedMessageIDIsHandledOncePerInstall() throws {

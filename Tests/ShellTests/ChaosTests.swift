@@ -183,7 +183,8 @@ import Testing
             ),
             (#"{"service":"apns","count":0,"then":{"answer":"Shutdown"}}"#, "\"count\" must be a whole number"),
             (#"{"service":"apns","then":{"latency_ms":{"uniform":[9,3]}}}"#, "a ≤ b"),
-            (#"{"service":"mqtt","then":{"fault":"broker_down"}}"#, "not built yet"),
+            (#"{"service":"mqtt","then":{"fault":"broker_down","for_ms":100}}"#, "no broker of its own"),
+            (#"{"service":"mqtt","then":{"answer":"503"}}"#, "no broker of its own"),
             (#"{"service":"apns","match":{"device":"d1"},"then":{"fault":"tls_fail"}}"#, "takes no \"match\""),
             (#"{"service":"webhook","then":{"fault":"tls_fail"}}"#, "is not a fault webhook takes"),
         ]

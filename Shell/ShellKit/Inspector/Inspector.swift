@@ -563,7 +563,7 @@ final class Inspector {
         case .success(let value): rule = value
         }
         do {
-            let added = try world.chaos.add(rule)
+            let added = try world.addChaosRule(rule)
             var answer = InspectorAnswer.json(201, JSONObject([("rule", .object(added))]))
             let id = added["id"]?.stringValue ?? ""
             answer.lines = [report("chaos", status: 201, effect: "added chaos rule \(id)", body: body)]
@@ -575,7 +575,7 @@ final class Inspector {
 
     /// `DELETE /api/v1/chaos/{id}` (`all`: every rule).
     private func removeChaosRule(_ id: String) -> InspectorAnswer {
-        guard world.chaos.remove(id) else { return .error(404, "there is no chaos rule '\(id)'") }
+        guard world.removeChaosRule(id) else { return .error(404, "there is no chaos rule '\(id)'") }
         var answer = InspectorAnswer(response: HTTPResponse(status: 204))
         answer.lines = [report("chaos", status: 204, effect: "removed chaos rule \(id)")]
         return answer

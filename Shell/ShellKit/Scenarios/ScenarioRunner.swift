@@ -212,6 +212,7 @@ struct ChannelSteps {
         case "broker":
             let broker = try MQTTBroker()
             self.broker = broker
+            session.world.broker = broker  // the one a chaos rule's broker_down stops
             pattern.captures["broker"] = .string(broker.endpoint)
             return ok([("broker", .string(broker.endpoint))])
         case "broker_stop":

@@ -44,6 +44,8 @@ struct ChaosRules {
             case fault(TransportFault)
             /// `tls_fail`: new TLS handshakes for the service fail.
             case failHandshakes
+            /// `broker_down`: the world's broker stops, and starts again after this long.
+            case brokerDown(milliseconds: Int)
             case fixed(Int)
             case uniform(Int, Int)
             case lognormal(median: Double, sigma: Double)
@@ -118,17 +120,24 @@ struct ChaosRules {
         let seed = try Self.whole(object["seed"], "seed", in: 0...Int64.max) ?? 0
         let count = try Self.whole(object["count"], "count", in: 1...1_000_000_000).map { Int($0) }
         let retryAfter = try Self.whole(object["retry_after_s"], "retry_after_s", in: 0...86_400).map { Int($0) }
-        guard let then = object["then"]?.objectValue, then.count == 1, let kind = then.orderedKeys.first,
-            let value = then[kind]
+        let brokerDown = service == "mqtt" && object["then"]?["fault"] == "broker_down"
+        guard let then = object["then"]?.objectValue, then.count == (brokerDown ? 2 : 1),
+            let kind = brokerDown ? "fault" : then.orderedKeys.first, let value = then[kind]
         else {
-            throw Refusal(message: #""then" must be one of {"answer": NAME}, {"latency_ms": …} or {"fault": NAME}"#)
+            throw Refusal(
+                message:
+                    #""then" must be one of {"answer": NAME}, {"latency_ms": …}, {"fault": NAME} or, for mqtt, {"fault": "broker_down", "for_ms": n}"#
+            )
+        }
+        if service == "mqtt" && !brokerDown {
+            throw Refusal(message: #"mqtt takes only {"fault": "broker_down", "for_ms": n}: the broker is what fails"#)
         }
         let outcome: Rule.Then
         switch kind {
+        case "fault" where brokerDown:
+            let milliseconds = try Self.whole(then["for_ms"], "then.for_ms", in: 1...600_000)
+            outcome = .brokerDown(milliseconds: Int(milliseconds ?? 1))
         case "answer":
-            guard service != "mqtt" else {
-                throw Refusal(message: "mqtt has no answers; its faults are the broker's (not built yet)")
-            }
             let names = Self.answers[service] ?? []
             guard let name = value.stringValue, names.contains(name) else {
                 throw Refusal(
@@ -148,7 +157,7 @@ struct ChaosRules {
             guard let name = value.stringValue, let fault = Self.faults[name], service != "mqtt" else {
                 throw Refusal(
                     message:
-                        "'\(value.stringValue ?? value.compactText)' is not a fault \(service) takes; the faults are \(Self.faults.keys.sorted().joined(separator: ", ")) and tls_fail (for a service with its own host) (mqtt's broker_down is not built yet)"
+                        "'\(value.stringValue ?? value.compactText)' is not a fault \(service) takes; the faults are \(Self.faults.keys.sorted().joined(separator: ", ")), tls_fail (for a service with its own host) and broker_down (for mqtt)"
                 )
             }
             outcome = .fault(fault)
@@ -200,7 +209,8 @@ struct ChaosRules {
             switch rule.then {
             case .answer(let name): return .answer(name)
             case .fault(let fault): return .fault(fault)
-            case .failHandshakes: preconditionFailure("take(where:) leaves tls_fail rules to meetHandshake")
+            case .failHandshakes, .brokerDown:
+                preconditionFailure("only mqtt has broker_down, and tls_fail rules are meetHandshake's")
             case .fixed(let milliseconds): return .latency(milliseconds: milliseconds)
             case .uniform(let low, let high):
                 return .latency(

@@ -1,4 +1,5 @@
 import Foundation
+import MQTTClient
 import OrderedJSON
 import PushPlugin
 import PushServices
@@ -45,6 +46,9 @@ final class World {
 
     /// Faults on demand (chaos.md, "Rules"), met by the front door's requests.
     var chaos = ChaosRules()
+    /// The world's own MQTT broker (`cxshell serve --broker`, a scenario's `broker`), the
+    /// one a `broker_down` rule stops.
+    var broker: MQTTBroker?
     /// The devices the request being handled touched: their hosts are waited for
     /// before its answer, and the log names them.
     private(set) var touched: [Device] = []
@@ -101,6 +105,32 @@ final class World {
         guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
         watchers.appended(entry, in: log)
     }
+
+    // MARK: Chaos
+
+    /// Adds a chaos rule (the `chaos` op, `POST /api/v1/chaos`): the rule as listed, or
+    /// why not. A `broker_down` rule acts at once and is not kept: the world's broker
+    /// stops (its sessions and queues saved) and starts again `for_ms` later, on a timer.
+    func addChaosRule(_ object: JSONObject) throws(ChaosRules.Refusal) -> JSONObject {
+        if object["service"] == "mqtt", broker == nil {
+            throw ChaosRules.Refusal(
+                message: "the world has no broker of its own to stop: start cxshell serve with --broker")
+        }
+        var added = try chaos.add(object)
+        guard case .brokerDown(let milliseconds)? = chaos.rules.last?.then, let broker,
+            let id = added["id"]?.stringValue
+        else { return added }
+        _ = chaos.remove(id)
+        broker.stop()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+            try? broker.start()
+        }
+        added["effect"] = .string("the broker stopped; it starts again in \(milliseconds) ms")
+        return added
+    }
+
+    /// Removes a chaos rule by id (`all`: every one); false when there is none.
+    func removeChaosRule(_ id: String) -> Bool { chaos.remove(id) }
 
     // MARK: Devices
 

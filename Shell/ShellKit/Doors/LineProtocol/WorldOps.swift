@@ -9,12 +9,12 @@ extension LineProtocol {
         if let rule = request.fields["rule"] {
             guard let object = rule.objectValue else { throw request.invalid("\"rule\" must be an object") }
             do {
-                reply["rule"] = .object(try world.chaos.add(object))
+                reply["rule"] = .object(try world.addChaosRule(object))
             } catch {
                 throw request.invalid(error.message)
             }
         } else if let id = try request.optionalString("remove") {
-            guard world.chaos.remove(id) else {
+            guard world.removeChaosRule(id) else {
                 let known = world.chaos.rules.map(\.id).joined(separator: ", ")
                 throw request.invalid(
                     "there is no chaos rule '\(id)'; the rules are: \(known.isEmpty ? "none" : known)")
