@@ -1041,7 +1041,7 @@ enum InspectorOpenAPI {
            },
            "ChaosRule": {
             "type": "object",
-            "description": "`service` (apns, fcm, oauth, pubnub, webhook), optional `match` (device, token, topic, project, environment, path_prefix), `probability` (0 … 1) with `seed`, `count`, `retry_after_s`, and `then`: `{\"answer\": NAME}`, `{\"latency_ms\": {\"fixed\": n} | {\"uniform\": [a, b]} | {\"lognormal\": {\"median\": m, \"sigma\": s}}}` or `{\"fault\": \"goaway\" | \"rst_stream\" | \"close\"}` (Docs/Chaos.md).",
+            "description": "`service` (apns, fcm, oauth, pubnub, webhook, mqtt), optional `match` (device, token, topic, project, environment, path_prefix), `probability` (0 … 1) with `seed`, `count`, `retry_after_s`, and `then`: `{\"answer\": NAME}`, `{\"latency_ms\": {\"fixed\": n} | {\"uniform\": [a, b]} | {\"lognormal\": {\"median\": m, \"sigma\": s}}}`, `{\"fault\": \"goaway\" | \"rst_stream\" | \"close\" | \"tls_fail\"}`, or for mqtt `{\"fault\": \"broker_down\", \"for_ms\": n}` (Docs/Chaos.md).",
             "properties": {
              "id": {
               "type": "string"
