@@ -81,10 +81,10 @@ final class NetworkDoor {
             let met = world.chaos.meetHandshake(service: service.name)
         else { return (true, []) }
         world.begin()
-        let left = met.remaining.map { ", \($0) left" } ?? ""
+        let rule = ChaosRules.naming(met.id, remaining: met.remaining)
         let report = JSONObject([
             ("network", "tls"), ("host", .string(serverName)), ("status", 0),
-            ("effect", .string("the TLS handshake failed by chaos rule \(met.id)\(left); nothing delivered")),
+            ("effect", .string("the TLS handshake failed by \(rule); nothing delivered")),
             ("chaos", .string(met.id)),
         ])
         world.finish(source: "tls", status: 0, deliveries: []) {
@@ -102,7 +102,7 @@ final class NetworkDoor {
         guard world.chaos.applies(to: service.name),
             let met = world.chaos.meet(chaosFacts(request, service))
         else { return serve(request, by: service) }
-        let left = met.remaining.map { ", \($0) left" } ?? ""
+        let rule = ChaosRules.naming(met.id, remaining: met.remaining)
         var (report, response): ServiceAnswer
         switch met.outcome {
         case .answer(let name):
@@ -117,15 +117,14 @@ final class NetworkDoor {
                 case .close: "closed the connection with no answer"
                 }
             report = JSONObject([("network", .string(service.name)), ("status", 0)])
-            report["effect"] = .string("\(what) by chaos rule \(met.id)\(left); nothing delivered")
+            report["effect"] = .string("\(what) by \(rule); nothing delivered")
             // Status 0 in the log: no HTTP answer was given.
             response = HTTPResponse(status: 0)
             response.fault = fault
         case .latency(let milliseconds):
             (report, response) = serve(request, by: service)
             let effect = report["effect"]?.stringValue ?? ""
-            report["effect"] = .string(
-                effect + "; the answer waits \(milliseconds) ms (chaos rule \(met.id)\(left))")
+            report["effect"] = .string(effect + "; the answer waits \(milliseconds) ms (\(rule))")
             // The transport sends the answer at its deadline; other requests go on meanwhile.
             if milliseconds > 0 { response.later = HTTPLater(waitMilliseconds: milliseconds) }
         }

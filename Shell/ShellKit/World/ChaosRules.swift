@@ -228,8 +228,12 @@ struct ChaosRules {
     /// What a request met by an `answer` rule did, for its report line or reply.
     static func answeredEffect(status: Int, name: String, rule: String, remaining: Int?) -> String {
         let named = name == String(status) ? "" : " " + name
-        let left = remaining.map { ", \($0) left" } ?? ""
-        return "answered \(status)\(named) by chaos rule \(rule)\(left); nothing delivered"
+        return "answered \(status)\(named) by \(naming(rule, remaining: remaining)); nothing delivered"
+    }
+
+    /// "chaos rule c1, 2 left", as effects name the rule that met a request.
+    static func naming(_ rule: String, remaining: Int?) -> String {
+        "chaos rule \(rule)" + (remaining.map { ", \($0) left" } ?? "")
     }
 
     /// The first `tls_fail` rule a TLS handshake for `service` meets: its id and how many
