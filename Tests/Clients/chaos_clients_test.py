@@ -237,6 +237,37 @@ def httpx_returns_error_answers_without_retrying(work):
         shell.stop()
 
 
+# MARK: the PubNub SDK
+
+def pubnub_sdk_raises_on_429_500_503_without_retrying(work):
+    from pubnub.enums import PNPushEnvironment, PNPushType
+    from pubnub.exceptions import PubNubException
+    from pubnub.pnconfiguration import PNConfiguration
+    from pubnub.pubnub import PubNub
+    shell = Shell(work)
+    try:
+        token = shell.device("ios")
+        config = PNConfiguration()
+        config.publish_key, config.subscribe_key, config.user_id = "demo-pub", "demo", "backend"
+        config.origin, config.ssl = f"127.0.0.1:{shell.port}", False
+        pubnub = PubNub(config)
+        pubnub.add_channels_to_push().push_type(PNPushType.APNS2).channels(["game"]).device_id(token).topic(
+            "com.example.app").environment(PNPushEnvironment.PRODUCTION).sync()
+        for status in ["429", "500", "503"]:
+            shell.send({"op": "chaos", "rule": {"service": "pubnub", "count": 1, "match": {"path_prefix": "/publish/"},
+                                                "then": {"answer": status}}})
+            try:
+                pubnub.publish().channel("game").message({"pn_apns": {"aps": {"alert": "x"}}}).sync()
+                raise AssertionError(f"{status} was not raised")
+            except PubNubException as error:
+                assert f"({status})" in str(error), str(error)
+        pubnub.stop()
+        assert [report["status"] for report in shell.reports("pubnub", 4)] == [200, 429, 500, 503]  # no retries
+        assert not shell.deliveries()
+    finally:
+        shell.stop()
+
+
 # MARK: curl and nghttp (nghttp2's own client)
 
 def command_line_clients_do_not_retry_a_goaway(work):
@@ -270,6 +301,7 @@ CHECKS = [
     httpx_retries_a_goaway_below_its_stream_on_a_new_connection,
     httpx_raises_on_a_goaway_before_any_stream_a_reset_and_a_close,
     httpx_returns_error_answers_without_retrying,
+    pubnub_sdk_raises_on_429_500_503_without_retrying,
     command_line_clients_do_not_retry_a_goaway,
 ]
 
