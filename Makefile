@@ -128,7 +128,7 @@ fuzz: deps
 # load (the shell it starts is built with the same sanitizer) under ThreadSanitizer,
 # and every Swift test under AddressSanitizer.
 sanitize: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|InspectorTests"
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|InspectorTests|ChaosTests|AppwriteChannelTests"
 	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan
 
 # The model-based random tests at length: SOAK_SEQUENCES seeded single-device

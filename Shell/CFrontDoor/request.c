@@ -147,7 +147,7 @@ void request_answer(connection *c, stream *s, int refusal) {
             .body_len = s->body.len,
         };
         c->door->handler(c->door->context, &request, &s->answer);
-        if (!s->answer.status) answer_set_empty(&s->answer, 500);
+        if (!s->answer.status && !s->answer.fault) answer_set_empty(&s->answer, 500); /* it set nothing */
     }
     release(c, s);
 }
