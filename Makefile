@@ -4,14 +4,15 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps python-deps build demo test lib c-test browser-test fuzz-findings bench bench-scaling fuzz sanitize soak install
+.PHONY: deps python-deps build demo test lib c-test rust-test browser-test fuzz-findings bench bench-scaling fuzz sanitize soak install
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
 # tests verify it with), nghttp2 (HTTP/2), http-parser (HTTP/1.1), and curl, nghttp and h2load
 # (the front door tests' clients), nghttpd (the HTTP/2 server the front door's speed
 # is measured beside), libmosquitto (the devices' MQTT client), and the mosquitto
-# broker and its command-line clients (Appwrite Push's tests start a real broker).
+# broker and its command-line clients (Appwrite Push's tests start a real broker), and
+# cargo (the Rust crate over cx.h and the core written with it; built offline).
 deps:
 	@missing=""; \
 	pkg-config --exists jansson || missing="$$missing libjansson-dev"; \
@@ -25,6 +26,7 @@ deps:
 	pkg-config --exists libmosquitto || missing="$$missing libmosquitto-dev"; \
 	[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null || missing="$$missing mosquitto"; \
 	command -v mosquitto_pub >/dev/null || missing="$$missing mosquitto-clients"; \
+	command -v cargo >/dev/null || missing="$$missing cargo"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
@@ -92,6 +94,16 @@ c-test: lib
 	$(PREFIX)/core_test
 	cc $(C_FLAGS) -fsanitize=address -fno-omit-frame-pointer $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test_asan
 	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/core_test_asan
+
+# The Rust crate over cx.h (Sources/RustCX) and the booking core written with it
+# (Tests/RustCore), whose tests run the seed's checks in the headless world. Offline:
+# they take no crate from a registry.
+CARGO_TARGET := $(abspath .build/cargo)
+rust-test: lib
+	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) \
+		cargo test --offline --manifest-path Sources/RustCX/Cargo.toml --features world
+	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) \
+		cargo test --offline --manifest-path Tests/RustCore/Cargo.toml
 
 # The inputs that once found a bug in the front door's transport, replayed through its
 # fuzz harness under AddressSanitizer (leaks included) without libFuzzer.
