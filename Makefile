@@ -80,6 +80,10 @@ lib: deps
 	mkdir -p $(PREFIX)/include $(PREFIX)/lib
 	cp Sources/CCX/include/cx.h Sources/CCXDevice/include/cx_device.h $(PREFIX)/include/
 	cp .build/debug/libcx.so .build/debug/libcxdevice.so $(PREFIX)/lib/
+	# The C plugin as a library cxshell loads (--plugin build/lib/libkvstore.so): cx_*
+	# stay undefined in it, the loading process provides them.
+	cc -std=c11 -Wall -Wextra -Werror -fPIC -shared -I$(PREFIX)/include -IPlugins/KVStore \
+		Plugins/KVStore/kvstore.c Plugins/KVStore/kvstore_entry.c -ljansson -o $(PREFIX)/lib/libkvstore.so
 
 # The core written in C, with the C plugin, linked like an outsider; then the same
 # program under AddressSanitizer (leaks included). It also checks that libcx.so

@@ -78,14 +78,20 @@ let package = Package(
             // http-parser has no .pc file, and a C target does not autolink its module map.
             linkerSettings: [.linkedLibrary("http_parser")]),
         .target(name: "FrontDoor", dependencies: ["CTestCA", "CFrontDoor", "HTTPMessage"], path: "Shell/FrontDoor"),
-        .executableTarget(name: "cxshell", dependencies: ["ShellKit", "FrontDoor"], path: "Shell/cxshell"),
+        // Plugin libraries loaded with --plugin (dlopen): they call cx.h's functions,
+        // which cxshell provides, so its symbols are exported to them.
+        .target(name: "PluginLoader", dependencies: ["CCX", "CX", "CXHost"], path: "Shell/PluginLoader"),
+        .executableTarget(
+            name: "cxshell", dependencies: ["ShellKit", "FrontDoor", "PluginLoader", "CXHost"], path: "Shell/cxshell",
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(
             name: "cxbench",
             dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit", "Loopback", "Credentials"],
             path: "Tests/Benchmarks/cxbench"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(
-            name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"], path: "Tests/PushPluginTests"),
+            name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"],
+            path: "Tests/PushPluginTests"),
         .testTarget(
             name: "ShellTests",
             dependencies: [

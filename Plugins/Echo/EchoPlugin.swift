@@ -8,7 +8,8 @@ import CXHost
 /// - stream `count`: input `N` (0…10000) emits `"1"` … `"N"`, then ends.
 /// - stream `echoes`: stays open and emits the input of every later `echo` call.
 public final class EchoPlugin: Plugin {
-    public let descriptor = PluginDescriptor(name: "echo", ops: ["echo"], streams: ["count", "echoes"])
+    public static let pluginDescriptor = PluginDescriptor(name: "echo", ops: ["echo"], streams: ["count", "echoes"])
+    public var descriptor: PluginDescriptor { Self.pluginDescriptor }
 
     /// The live `echoes` subscriptions, in subscription order.
     private let listeners = Monitor<[StreamEmitter]>([])

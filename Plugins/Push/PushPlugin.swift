@@ -11,7 +11,8 @@ import OrderedJSON
 /// (TAP-4). The OS is only ever called with the lock released, since it may answer
 /// through a bridge before it returns.
 public final class PushPlugin: Plugin {
-    public let descriptor = PluginDescriptor(name: "push", ops: ["register"], streams: ["events"])
+    public static let pluginDescriptor = PluginDescriptor(name: "push", ops: ["register"], streams: ["events"])
+    public var descriptor: PluginDescriptor { Self.pluginDescriptor }
     let system: any PushSystem
     private let state = Monitor(State())
 

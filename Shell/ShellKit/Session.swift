@@ -1,3 +1,4 @@
+import CXHost
 import Foundation
 import HTTPMessage
 import MQTTClient
@@ -63,6 +64,16 @@ public final class Session {
     /// Handles the channel messages that arrived on their own time (at most `limit`),
     /// oldest first: each writes its deliveries, then one report line (channels.md).
     public func handleArrivals(limit: Int = .max) -> [String] { arrivals.handle(limit: limit) }
+
+    /// The plugins every app host has: names a loaded library may not register.
+    public static var builtInPlugins: [PluginDescriptor] { SimulatedDevice.builtInPlugins }
+
+    /// Registers more plugins on every app host the world makes from now on (the
+    /// libraries `cxshell --plugin` loaded).
+    public var plugins: ExtraPlugins {
+        get { world.plugins }
+        set { world.plugins = newValue }
+    }
 
     /// Starts a real `mosquitto` of the world's own on a free loopback port, the broker a
     /// chaos rule's `broker_down` stops; its endpoint (`mqtt://127.0.0.1:PORT`), for the

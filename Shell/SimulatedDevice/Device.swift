@@ -36,6 +36,8 @@ public final class Device: PushSystem {
     public let id: String
     public let platform: PushPlatform
     public let options: DeviceOptions
+    /// The loaded libraries' plugins, registered on each of the app's processes.
+    let plugins: ExtraPlugins
     private let registry: TokenRegistry
     private let core: @Sendable (Delivery) -> Void
     let state: Monitor<State>
@@ -79,9 +81,10 @@ public final class Device: PushSystem {
     public init(
         id: String = "d1", platform: PushPlatform, bundleID: String, options: DeviceOptions = DeviceOptions(),
         registry: TokenRegistry = TokenRegistry(), hub: ChannelHub = ChannelHub(),
-        core: @escaping @Sendable (Delivery) -> Void
+        plugins: @escaping ExtraPlugins = { _ in {} }, core: @escaping @Sendable (Delivery) -> Void
     ) {
         self.id = id
+        self.plugins = plugins
         self.hub = hub
         self.platform = platform
         self.options = options
@@ -538,7 +541,7 @@ public final class Device: PushSystem {
     /// `onCreate` runs first, for any reason the process starts (iOS has its
     /// equivalent in `didFinishLaunching`, which the callers make).
     private func start(_ app: AppState) -> AppProcess {
-        let process = AppProcess(system: DeviceLink(self), core: core)
+        let process = AppProcess(system: DeviceLink(self), plugins: plugins, core: core)
         state.withLock { state in
             state.process = process
             state.app = app

@@ -1,27 +1,36 @@
+import CXHost
 import Foundation
+import PluginLoader
 import ShellKit
 
 /// `cxshell test` and `cxshell run`.
 enum ScenarioCommands {
     static let testHelp = """
-        usage: cxshell test PATH…
+        usage: cxshell test [--plugin LIBRARY]... PATH…
 
         Runs scenario files (PATH may be a folder: every *.cxs below it, in name order)
         and prints PASS or FAIL for each; a failure shows the line, what was expected and
         what the shell wrote. Ends with "Scenarios: N passed, M failed"; exits 1 when any
         scenario failed, 2 when a file cannot be read or parsed.
-        The scenario format: Docs/Shell.md.
+        The scenario format: Docs/Shell.md. --plugin LIBRARY loads a plugin library into
+        every app (as cxshell serve does; Docs/Rust.md).
         """
 
     static let runHelp = """
-        usage: cxshell run FILE…
+        usage: cxshell run [--plugin LIBRARY]... FILE…
 
         Plays scenario files and prints a readable transcript: each request, what the
         core received (← key  output), and the reply. Colour on a terminal, plain
         otherwise (or with NO_COLOR set). Exits 1 when an expectation in a file failed.
         """
 
-    static func test(_ paths: [String]) -> Int32 {
+    static func test(_ arguments: [String]) -> Int32 {
+        let paths: [String]
+        let plugins: @Sendable (PluginHost) -> @Sendable () -> Void
+        switch PluginOptions.load(arguments) {
+        case .failure(let refusal): return refuse("test", refusal)
+        case .success(let loaded): (paths, plugins) = loaded
+        }
         guard !paths.isEmpty else {
             print(testHelp)
             return 2
@@ -30,7 +39,7 @@ enum ScenarioCommands {
         var failed = 0
         for file in files(paths) {
             guard let scenario = load(file) else { return 2 }
-            let run = ScenarioRunner.run(scenario)
+            let run = ScenarioRunner.run(scenario, plugins: plugins)
             if run.passed {
                 passed += 1
                 print("PASS \(file) (\(run.exchanges.count) requests)")
@@ -47,7 +56,13 @@ enum ScenarioCommands {
         return failed == 0 ? 0 : 1
     }
 
-    static func run(_ paths: [String]) -> Int32 {
+    static func run(_ arguments: [String]) -> Int32 {
+        let paths: [String]
+        let plugins: @Sendable (PluginHost) -> @Sendable () -> Void
+        switch PluginOptions.load(arguments) {
+        case .failure(let refusal): return refuse("run", refusal)
+        case .success(let loaded): (paths, plugins) = loaded
+        }
         guard !paths.isEmpty else {
             print(runHelp)
             return 2
@@ -56,12 +71,17 @@ enum ScenarioCommands {
         var allPassed = true
         for file in files(paths) {
             guard let scenario = load(file) else { return 2 }
-            let run = ScenarioRunner.run(scenario)
+            let run = ScenarioRunner.run(scenario, plugins: plugins)
             allPassed = allPassed && run.passed
             print(Transcript.render(run, color: color))
             print()
         }
         return allPassed ? 0 : 1
+    }
+
+    static func refuse(_ command: String, _ refusal: PluginLibrary.Refusal) -> Int32 {
+        FileHandle.standardError.write(Data("cxshell \(command): \(refusal)\n".utf8))
+        return 2
     }
 
     /// Files as given, and every *.cxs below a folder, in name order.

@@ -8,6 +8,7 @@ enum Serve {
     static let help = """
         usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR] [--keep-running] [--log-max N]
                              [--api-token TOKEN] [--api-host NAME]... [--no-inspector] [--broker]
+                             [--plugin LIBRARY]...
 
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
@@ -42,9 +43,22 @@ enum Serve {
         --broker starts a real mosquitto of the world's own on a free loopback port and
         writes {"broker":"mqtt://127.0.0.1:PORT"} first: the endpoint for Appwrite
         registrations, and the broker a chaos rule's broker_down stops (Docs/Chaos.md).
+
+        --plugin LIBRARY loads a shared library exporting cx.h's cx_plugin_entry and
+        registers its plugins on every app the world runs, beside the built-in push and
+        echo; a library that cannot be loaded, has no entry, fails in it or takes a name
+        already taken is refused at start (Docs/Rust.md).
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
+    static func run(_ given: [String]) -> Int32 {
+        let arguments: [String]
+        let plugins: @Sendable (PluginHost) -> @Sendable () -> Void
+        switch PluginOptions.load(given) {
+        case .failure(let refusal):
+            FileHandle.standardError.write(Data("cxshell serve: \(refusal)\n".utf8))
+            return 2
+        case .success(let loaded): (arguments, plugins) = loaded
+        }
         var listen: String?
         var caDirectory = ".cxshell/ca"
         var keepRunning = false
@@ -84,6 +98,7 @@ enum Serve {
         // later line-protocol output, so the output keeps the order of handling).
         let session = Session(logMax: logMax)
         session.inspector = inspector
+        session.plugins = plugins
         if broker {
             do {
                 let endpoint = try session.startBroker()

@@ -9,6 +9,12 @@ final class CHost: Sendable {
     let issued = Monitor<Set<UInt64>>([])
     let plugins = Monitor<[CPlugin]>([])
 
+    /// A host the embedding process made itself (AdoptedHost): its deliveries stay that
+    /// process's.
+    init(adopting host: PluginHost) {
+        self.host = host
+    }
+
     init(callback: DeliveryCallback) {
         // cx.h promises the callback runs on the delivery thread, never on the thread
         // of a cx_* call: a waiting cx_wait_until_idle does not deliver itself.
@@ -39,9 +45,20 @@ final class CHost: Sendable {
     /// Called after the caller checked it is not inside a plugin or the callback.
     func destroy() {
         try? host.shutdown()
+        releasePlugins()
+    }
+
+    /// Releases the C plugins registered here (their `release` runs) and every handle
+    /// issued for them; the names they were registered under.
+    @discardableResult
+    func releasePlugins() -> [String] {
         handles.remove(ids: issued.withLock { $0 })
-        for plugin in plugins.withLock({ $0 }) { plugin.release() }
-        plugins.withLock { $0.removeAll() }
+        let released = plugins.withLock { plugins in
+            defer { plugins.removeAll() }
+            return plugins
+        }
+        for plugin in released { plugin.release() }
+        return released.map(\.descriptor.name)
     }
 
     static func from(_ handle: OpaquePointer?) throws(CXFailure) -> CHost {

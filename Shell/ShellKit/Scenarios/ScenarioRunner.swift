@@ -1,8 +1,10 @@
+import CXHost
 import Credentials
 import Foundation
 import HTTPMessage
 import MQTTClient
 import OrderedJSON
+import SimulatedDevice
 
 /// The result of playing one scenario: every request with what it produced, and
 /// the first step whose output did not match, if any.
@@ -24,9 +26,11 @@ public struct ScenarioRun: Sendable {
 
 /// Plays scenarios against a fresh `Session` each.
 public enum ScenarioRunner {
-    /// Plays `scenario`; stops at the first step whose output does not match.
-    public static func run(_ scenario: Scenario) -> ScenarioRun {
+    /// Plays `scenario`; stops at the first step whose output does not match. `plugins`
+    /// registers loaded libraries' plugins on every app host (`cxshell test --plugin`).
+    public static func run(_ scenario: Scenario, plugins: @escaping ExtraPlugins = { _ in {} }) -> ScenarioRun {
         let session = Session()
+        session.plugins = plugins
         var pattern = Pattern()
         var run = ScenarioRun(scenario: scenario)
         var channels = ChannelSteps()

@@ -46,6 +46,8 @@ final class World {
 
     /// Faults on demand (chaos.md, "Rules"), met by the front door's requests.
     var chaos = ChaosRules()
+    /// The loaded libraries' plugins (`cxshell --plugin`), registered on every app host.
+    var plugins: ExtraPlugins = { _ in {} }
     /// The world's own MQTT broker (`cxshell serve --broker`, a scenario's `broker`), the
     /// one a `broker_down` rule stops.
     var broker: MQTTBroker?
@@ -140,7 +142,7 @@ final class World {
         let id = "d\(lastDeviceNumber)"
         let device = Device(
             id: id, platform: platform, bundleID: bundle, options: options, registry: registry, hub: hub,
-            core: endpoint.receiver(for: id))
+            plugins: plugins, core: endpoint.receiver(for: id))
         devices.append(device)
         devicesByID[id] = device
         current = device

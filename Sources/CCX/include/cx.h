@@ -208,6 +208,16 @@ cx_status cx_end(cx_emitter *emitter);
 /* Releases an emitter handle the plugin no longer refers to. */
 cx_status cx_emitter_release(cx_emitter *emitter);
 
+/* A plugin library loaded into cxshell (`cxshell serve --plugin PATH`, dlopen) exports
+   this. The shell calls it for every app host its world makes (every launch of every
+   device's app), with the ABI version of the cx.h it was built with; the library
+   registers its plugins on `host` with cx_register_plugin and returns CX_OK. It returns
+   CX_ERR_INVALID_ARGUMENT when `abi_version` is not the CX_ABI_VERSION it was built
+   with. The library leaves the cx_* functions undefined: the loading process provides
+   them, as Python provides its C API to extension modules. A library without this
+   entry, a failing entry or a plugin name the shell already has is refused at start. */
+cx_status cx_plugin_entry(cx_host *host, uint32_t abi_version);
+
 /* Frees memory this library allocated for you. NULL is fine. */
 void cx_free(void *pointer);
 
