@@ -99,15 +99,19 @@ c-test: lib
 	cc $(C_FLAGS) -fsanitize=address -fno-omit-frame-pointer $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test_asan
 	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/core_test_asan
 
-# The Rust crate over cx.h (Sources/RustCX) and the booking core written with it
-# (Tests/RustCore), whose tests run the seed's checks in the headless world. Offline:
-# they take no crate from a registry.
+# The Rust crate over cx.h (Sources/RustCX), the booking core written with it
+# (Tests/RustCore), whose tests run the seed's checks in the headless world, and the
+# plugin written with it (Plugins/RustKV), loaded into cxshell with --plugin beside the
+# C one. Offline: they take no crate from a registry.
 CARGO_TARGET := $(abspath .build/cargo)
 rust-test: lib
+	$(SWIFT) build --product cxshell -Xswiftc -warnings-as-errors
 	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) \
 		cargo test --offline --manifest-path Sources/RustCX/Cargo.toml --features world
 	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) \
 		cargo test --offline --manifest-path Tests/RustCore/Cargo.toml
+	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) CXSHELL=$(abspath .build/debug/cxshell) \
+		cargo test --offline --manifest-path Plugins/RustKV/Cargo.toml
 
 # The inputs that once found a bug in the front door's transport, replayed through its
 # fuzz harness under AddressSanitizer (leaks included) without libFuzzer.

@@ -8,6 +8,7 @@ pub type cx_status = c_int;
 pub const CX_OK: cx_status = 0;
 pub const CX_ERR_SHUT_DOWN: cx_status = 4;
 pub const CX_UNKNOWN_KEY: cx_status = 10;
+pub const CX_ERR_INVALID_ARGUMENT: cx_status = 11;
 
 pub const CX_DELIVERY_RESPONSE: c_int = 0;
 pub const CX_DELIVERY_ITEM: c_int = 1;
@@ -33,6 +34,49 @@ pub struct cx_host {
 }
 
 pub type cx_delivery_fn = extern "C" fn(context: *mut c_void, delivery: *const cx_delivery);
+
+#[repr(C)]
+pub struct cx_reply {
+    _opaque: [u8; 0],
+}
+
+#[repr(C)]
+pub struct cx_emitter {
+    _opaque: [u8; 0],
+}
+
+#[repr(C)]
+pub struct cx_str {
+    pub ptr: *const c_char,
+    pub len: usize,
+}
+
+#[repr(C)]
+pub struct cx_plugin {
+    pub context: *mut c_void,
+    pub call: Option<
+        extern "C" fn(
+            context: *mut c_void,
+            op: *const c_char,
+            op_len: usize,
+            input: *const c_char,
+            input_len: usize,
+            reply: *mut cx_reply,
+        ) -> c_int,
+    >,
+    pub start_stream: Option<
+        extern "C" fn(
+            context: *mut c_void,
+            stream: *const c_char,
+            stream_len: usize,
+            input: *const c_char,
+            input_len: usize,
+            emitter: *mut cx_emitter,
+        ),
+    >,
+    pub stop_stream: Option<extern "C" fn(context: *mut c_void, emitter: *mut cx_emitter)>,
+    pub release: Option<extern "C" fn(context: *mut c_void)>,
+}
 
 extern "C" {
     pub fn cx_abi_version() -> u32;
@@ -71,6 +115,20 @@ extern "C" {
     pub fn cx_unsubscribe(host: *mut cx_host, key: *const c_char, key_len: usize) -> cx_status;
     pub fn cx_wait_idle(host: *mut cx_host) -> cx_status;
     pub fn cx_host_destroy(host: *mut cx_host) -> cx_status;
+    pub fn cx_register_plugin(
+        host: *mut cx_host,
+        name: *const c_char,
+        name_len: usize,
+        ops: *const cx_str,
+        op_count: usize,
+        streams: *const cx_str,
+        stream_count: usize,
+        plugin: *const cx_plugin,
+    ) -> cx_status;
+    pub fn cx_reply_send(reply: *mut cx_reply, ok: bool, output: *const c_char, output_len: usize) -> cx_status;
+    pub fn cx_emit(emitter: *mut cx_emitter, ok: bool, output: *const c_char, output_len: usize) -> cx_status;
+    pub fn cx_end(emitter: *mut cx_emitter) -> cx_status;
+    pub fn cx_emitter_release(emitter: *mut cx_emitter) -> cx_status;
 }
 
 #[cfg(feature = "world")]

@@ -10,9 +10,12 @@
 //! The [`Host`] trait is what a core is written against. [`Cx`] is the real host (libcx);
 //! with the `world` feature, [`world::App`] is a simulated phone's app in the headless
 //! world of `cx_device.h`, so a core's own tests run the push contract without a phone.
+//! [`plugin`] is the other side: plugins written in Rust, and libraries `cxshell
+//! --plugin` loads (the `plugin` feature).
 
 mod ffi;
 pub mod json;
+pub mod plugin;
 #[cfg(feature = "world")]
 pub mod world;
 
@@ -23,6 +26,9 @@ use std::os::raw::{c_char, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
+
+/// The ABI version of the cx.h this crate speaks (CX_ABI_VERSION).
+pub const ABI_VERSION: u32 = ffi::CX_ABI_VERSION;
 
 /// A plugin's answer to a call, or one item of a stream. `end` is true for the one
 /// delivery that says a stream ended because the plugin ended it (its `text` is empty).
