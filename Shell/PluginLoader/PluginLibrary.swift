@@ -10,7 +10,7 @@ import Glibc
 public final class PluginLibrary: Sendable {
     public let path: String
     /// The names of the plugins the library registers.
-    public let names: [String]
+    private let names: [String]
     private let entry: Entry
 
     /// `cx_plugin_entry`. cx.h lets any thread call it, which makes sharing it sound.
@@ -73,6 +73,7 @@ public final class PluginLibrary: Sendable {
     /// was shut down (the plugins' `release` runs then).
     public func install(into host: PluginHost) -> @Sendable () -> Void {
         let handle = AdoptedHost.adopt(host)
+        // It succeeded on the probe, whose taken names are this host's built-in ones.
         _ = entry.function(handle, UInt32(CX_ABI_VERSION))
         let owned = Handle(handle)
         return { AdoptedHost.release(owned.pointer) }
