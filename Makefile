@@ -110,6 +110,9 @@ rust-test: lib
 		cargo test --offline --manifest-path Sources/RustCX/Cargo.toml --features world
 	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) \
 		cargo test --offline --manifest-path Tests/RustCore/Cargo.toml
+	# The plugin's tests load the library itself, which `cargo test` does not build.
+	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) \
+		cargo build --offline --manifest-path Plugins/RustKV/Cargo.toml
 	CX_LIB_DIR=$(abspath $(PREFIX)/lib) CARGO_TARGET_DIR=$(CARGO_TARGET) CXSHELL=$(abspath .build/debug/cxshell) \
 		cargo test --offline --manifest-path Plugins/RustKV/Cargo.toml
 
