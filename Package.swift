@@ -86,7 +86,9 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(
             name: "cxbench",
-            dependencies: ["CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit", "Loopback", "Credentials"],
+            dependencies: [
+                "CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit", "Loopback", "Credentials", "HTTPMessage",
+            ],
             path: "Tests/Benchmarks/cxbench"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
         .testTarget(
