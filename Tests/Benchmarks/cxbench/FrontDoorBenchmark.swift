@@ -103,11 +103,13 @@ enum FrontDoorBenchmark {
                 ("nghttpd_requests_per_second", best.floor.perSecond), ("nghttpd_p99_ms", best.floor.p99),
                 ("ours_over_floor", ratio),
             ]
-            let note = "every push carries one ES256 provider token, signed by a key registered with apns_key and checked"
+            let note =
+                "every push carries one ES256 provider token, signed by a key registered with apns_key and checked"
             if tls {
                 report(
                     "front_door_pushes_tls", values, target: "reported (issue 22: >= 0.5 x nghttpd over TLS)",
-                    met: best.shell.succeeded == pushes, note: note + "; TLS with ALPN h2 on both sides, the shell's server certificate")
+                    met: best.shell.succeeded == pushes,
+                    note: note + "; TLS with ALPN h2 on both sides, the shell's server certificate")
             } else {
                 report(
                     "front_door_pushes", values, target: "pushes_per_second >= 25000",
