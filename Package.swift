@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
         .target(name: "HTTPMessage", path: "Shell/HTTPMessage"),
         .target(name: "Loopback", path: "Shell/Loopback"),
-        .target(name: "MQTTClient", dependencies: ["CMosquitto", "CXHost", "Loopback"], path: "Shell/MQTTClient"),
+        .target(name: "MQTTClient", dependencies: ["CMosquitto", "CXHost", "Loopback", "OrderedJSON"], path: "Shell/MQTTClient"),
         .target(name: "Credentials", dependencies: ["COpenSSL", "OrderedJSON"], path: "Shell/Credentials"),
         .target(
             name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2", "CHTTPParser"], path: "Shell/CFrontDoor",

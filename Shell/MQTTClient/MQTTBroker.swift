@@ -5,8 +5,14 @@ import Loopback
 /// own configuration and persistence directory, for tests and scenarios. It can be
 /// stopped and started again on the same port; what it queued for persistent
 /// sessions survives that (mosquitto saves its database when it stops).
+///
+/// With an `admin`, the broker runs mosquitto's dynamic-security plugin (Debian's
+/// `mosquitto` ships it and `mosquitto_ctrl`): nobody connects without a client it
+/// knows, and `admin` may administer it through `$CONTROL/dynamic-security/v1`.
 public final class MQTTBroker: @unchecked Sendable {
     public private(set) var port = 0
+    /// The dynamic-security administrator, when the broker enforces rights.
+    public let admin: (username: String, password: String)?
     private let directory: URL
     /// The running broker's process id.
     private var pid: pid_t?
@@ -16,10 +22,20 @@ public final class MQTTBroker: @unchecked Sendable {
     /// Where a device's `endpoint` points: `mqtt://127.0.0.1:PORT`.
     public var endpoint: String { "mqtt://127.0.0.1:\(port)" }
 
-    /// Starts a broker; throws when `mosquitto` is not installed or does not start.
-    public init() throws {
+    /// Starts a broker; throws when `mosquitto` (or, with `admin`, its dynamic-security
+    /// plugin) is not installed or does not start.
+    public init(admin: (username: String, password: String)? = nil) throws {
+        self.admin = admin
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("cx-mosquitto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let admin {
+            try Self.run(
+                Self.executable("mosquitto_ctrl", in: ["/usr/bin", "/usr/local/bin"]),
+                [
+                    "dynsec", "init", directory.appendingPathComponent("dynamic-security.json").path, admin.username,
+                    admin.password,
+                ])
+        }
         var lastError: Error = MQTTFailure("no free port")
         // A port found free can be taken before mosquitto binds it: try a few.
         for _ in 0..<5 {
@@ -47,16 +63,24 @@ public final class MQTTBroker: @unchecked Sendable {
     private func startUnlocked() throws {
         guard pid == nil else { return }
         let configuration = directory.appendingPathComponent("mosquitto.conf")
-        try """
-        listener \(port) 127.0.0.1
-        allow_anonymous true
-        persistence true
-        persistence_location \(directory.path)/
-        log_dest file \(directory.path)/mosquitto.log
-        max_queued_messages 10000
+        var settings = """
+            listener \(port) 127.0.0.1
+            allow_anonymous \(admin == nil)
+            persistence true
+            persistence_location \(directory.path)/
+            log_dest file \(directory.path)/mosquitto.log
+            max_queued_messages 10000
 
-        """.write(to: configuration, atomically: true, encoding: .utf8)
-        let executable = try Self.executable()
+            """
+        if admin != nil {
+            settings += """
+                plugin \(try Self.dynamicSecurityPlugin())
+                plugin_opt_config_file \(directory.path)/dynamic-security.json
+
+                """
+        }
+        try settings.write(to: configuration, atomically: true, encoding: .utf8)
+        let executable = try Self.executable("mosquitto", in: ["/usr/sbin", "/usr/local/sbin"])
         // posix_spawn and waitpid, not Foundation's Process: its waitUntilExit spins a
         // run loop that can miss the exit of a child started from a test's thread.
         var child: pid_t = 0
@@ -114,13 +138,47 @@ public final class MQTTBroker: @unchecked Sendable {
         }
     }
 
-    /// `mosquitto` on the PATH, or where Debian installs it.
-    static func executable() throws -> String {
+    /// A program of Debian's `mosquitto` on the PATH, or where Debian installs it.
+    static func executable(_ name: String, in fallbacks: [String]) throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        for directory in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/sbin"] {
-            let candidate = directory + "/mosquitto"
+        for directory in path.split(separator: ":").map(String.init) + fallbacks {
+            let candidate = directory + "/" + name
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        throw MQTTFailure("mosquitto is not installed (Debian: apt-get install mosquitto; make test installs it)")
+        throw MQTTFailure("\(name) is not installed (Debian: apt-get install mosquitto; make test installs it)")
+    }
+
+    /// Where Debian's `mosquitto` keeps its dynamic-security plugin (a multiarch path).
+    static func dynamicSecurityPlugin() throws -> String {
+        let roots = ["/usr/lib", "/usr/local/lib"]
+        for root in roots {
+            let direct = root + "/mosquitto_dynamic_security.so"
+            if FileManager.default.fileExists(atPath: direct) { return direct }
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
+                let candidate = root + "/" + entry + "/mosquitto_dynamic_security.so"
+                if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            }
+        }
+        throw MQTTFailure("mosquitto_dynamic_security.so is not installed (it comes with Debian's mosquitto)")
+    }
+
+    /// Runs a program to its end, its output discarded; throws unless it exits 0.
+    private static func run(_ executable: String, _ arguments: [String]) throws {
+        var child: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        guard posix_spawn(&child, executable, &actions, nil, &argv, environ) == 0 else {
+            throw MQTTFailure("\(executable) could not be started")
+        }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else {
+            throw MQTTFailure("\(executable) \(arguments.prefix(2).joined(separator: " ")) failed")
+        }
     }
 }

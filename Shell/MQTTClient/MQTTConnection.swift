@@ -23,13 +23,15 @@ public struct MQTTFailure: Error, Sendable, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One MQTT 3.1.1 client connection through libmosquitto, with its network thread.
+/// One MQTT client connection through libmosquitto (3.1.1, or 5 when asked), with
+/// its network thread.
 ///
 /// It subscribes to its `subscriptions` at every connect (the first and each
 /// reconnect), so a broker that lost its sessions still delivers. A connection lost
 /// is retried with backoff (1 s, doubling, at most `maxReconnectDelay` seconds)
 /// until `close`. Messages are handed
-/// to `onMessage` on that thread, in the order the broker sent them.
+/// to `onMessage` on that thread, in the order the broker sent them; `onConnect` runs
+/// there at each accepted connect, before the broker's first message of that session.
 ///
 /// `close` must be called (it joins the network thread), and never from `onMessage`.
 public final class MQTTConnection: @unchecked Sendable {
@@ -46,6 +48,7 @@ public final class MQTTConnection: @unchecked Sendable {
     public let subscriptions: [Subscription]
     private let handle: OpaquePointer
     private let onMessage: @Sendable (MQTTMessage) -> Void
+    private let onConnect: @Sendable () -> Void
     // libmosquitto's handle is used from the caller's thread and its network thread;
     // libmosquitto locks internally. This lock guards what the callbacks report.
     private let status = Monitor(Status())
@@ -56,6 +59,10 @@ public final class MQTTConnection: @unchecked Sendable {
         var pendingSubscriptions: Set<Int32> = []
         var subscribed = false
         var refusal: String?
+        /// Why the broker last refused a connect or a subscription, kept after a reconnect.
+        var lastRefusal: String?
+        /// Subscription message ids → their topics, to name a refused one.
+        var subscriptionTopics: [Int32: String] = [:]
         var publishedMessages: Set<Int32> = []
         var loopStarted = false
         var loopEnded = false
@@ -66,22 +73,32 @@ public final class MQTTConnection: @unchecked Sendable {
     public static let connectTimeout: Double = 5
     public static let maxReconnectDelay: UInt32 = 5
 
+    /// The MQTT version a connection speaks.
+    public enum Version: Sendable { case v311, v5 }
+
     /// A client with a persistent session (clean session false) unless
-    /// `cleanSession`, as a device keeps its session across process lives.
+    /// `cleanSession`, as a device keeps its session across process lives. `login` is
+    /// the username and password the broker checks, when it checks any. Version 5
+    /// keeps a persistent session for 7 days (APW-2).
     public init(
-        clientID: String, cleanSession: Bool = false, subscriptions: [Subscription] = [],
+        clientID: String, cleanSession: Bool = false, version: Version = .v311,
+        login: (username: String, password: String)? = nil, subscriptions: [Subscription] = [],
+        onConnect: @escaping @Sendable () -> Void = {},
         onMessage: @escaping @Sendable (MQTTMessage) -> Void = { _ in }
     ) throws(MQTTFailure) {
         _ = libraryReady
         self.clientID = clientID
         self.subscriptions = subscriptions
         self.onMessage = onMessage
+        self.onConnect = onConnect
         guard let handle = mosquitto_new(clientID, cleanSession, nil) else {
             throw MQTTFailure("libmosquitto could not make a client with id '\(clientID)'")
         }
         self.handle = handle
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
-        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        mosquitto_int_option(
+            handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311))
+        if let login { mosquitto_username_pw_set(handle, login.username, login.password) }
         // Publish, subscribe and disconnect come from other threads than the loop's.
         mosquitto_threaded_set(handle, true)
         mosquitto_connect_callback_set(handle) { _, object, code in
@@ -95,7 +112,7 @@ public final class MQTTConnection: @unchecked Sendable {
         }
         mosquitto_subscribe_callback_set(handle) { _, object, mid, count, granted in
             guard let connection = MQTTConnection.from(object) else { return }
-            let refused = (0..<Int(count)).contains { granted?[$0] == 0x80 }
+            let refused = (0..<Int(count)).contains { (granted?[$0] ?? 0) >= 0x80 }
             connection.subscribed(mid: mid, refused: refused)
         }
         mosquitto_publish_callback_set(handle) { _, object, mid in
@@ -152,11 +169,24 @@ public final class MQTTConnection: @unchecked Sendable {
         startLoop(host: host, port: port, retryFirstConnect: true)
     }
 
+    /// Why the broker last refused this connection or one of its subscriptions, if it did.
+    public var lastRefusal: String? { status.withLock { $0.lastRefusal } }
+
     /// Publishes and, for QoS 1 and 2, waits until the broker acknowledged it.
-    public func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool = false) throws(MQTTFailure) {
+    /// `expiry` (seconds, MQTT 5 only) is how long the broker keeps it for a subscriber
+    /// that is offline.
+    public func publish(
+        topic: String, payload: [UInt8], qos: Int, retain: Bool = false, expiry: UInt32? = nil
+    ) throws(MQTTFailure) {
         var mid: Int32 = 0
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        if let expiry {
+            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry)
+        }
         let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain)
+            mosquitto_publish_v5(
+                handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
         }
         guard code == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTFailure("could not publish to '\(topic)': \(Self.describe(code))")
@@ -186,23 +216,27 @@ public final class MQTTConnection: @unchecked Sendable {
     private func connected(code: Int32) {
         guard code == 0 else {
             status.withLock { status in
-                status.refusal = "refused: " + Self.connackReason(code)
+                status.refusal = "refused the connection: " + Self.connackReason(code)
+                status.lastRefusal = status.refusal
                 self.status.broadcast()
             }
             return
         }
-        var mids: Set<Int32> = []
+        onConnect()
+        var mids: [Int32: String] = [:]
         for subscription in subscriptions {
             var mid: Int32 = 0
             if mosquitto_subscribe(handle, &mid, subscription.topic, Int32(subscription.qos))
                 == MOSQ_ERR_SUCCESS.rawValue
             {
-                mids.insert(mid)
+                mids[mid] = subscription.topic
             }
         }
         status.withLock { status in
             status.connected = true
-            status.pendingSubscriptions.formUnion(mids)
+            status.lastRefusal = nil
+            status.pendingSubscriptions.formUnion(mids.keys)
+            status.subscriptionTopics.merge(mids) { $1 }
             status.subscribed = status.pendingSubscriptions.isEmpty
             self.status.broadcast()
         }
@@ -211,7 +245,11 @@ public final class MQTTConnection: @unchecked Sendable {
     private func subscribed(mid: Int32, refused: Bool) {
         status.withLock { status in
             status.pendingSubscriptions.remove(mid)
-            if refused { status.refusal = "refused a subscription" }
+            let topic = status.subscriptionTopics.removeValue(forKey: mid) ?? "?"
+            if refused {
+                status.refusal = "refused the subscription to '\(topic)'"
+                status.lastRefusal = status.refusal
+            }
             status.subscribed = status.pendingSubscriptions.isEmpty && status.connected
             self.status.broadcast()
         }
@@ -269,8 +307,9 @@ public final class MQTTConnection: @unchecked Sendable {
         return String(cString: mosquitto_strerror(code))
     }
 
+    /// A CONNACK's code in words: 3.1.1's codes are below 128, version 5's above.
     private static func connackReason(_ code: Int32) -> String {
-        String(cString: mosquitto_connack_string(code))
+        String(cString: code >= 128 ? mosquitto_reason_string(code) : mosquitto_connack_string(code))
     }
 }
 

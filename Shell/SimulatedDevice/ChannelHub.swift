@@ -9,6 +9,8 @@ public struct ChannelArrival: Sendable {
     /// The connection's number on its device: an arrival from a connection that has
     /// since closed (its process ended) is told apart from a current one.
     public var connection: Int
+    /// `ChannelHub.publications` when the connection's current session began.
+    public var sessionStart: Int
     public var message: MQTTMessage
 }
 
@@ -30,7 +32,21 @@ public final class ChannelHub: Sendable {
         var recipients: [String: String] = [:]
     }
 
+    private let published = Monitor(0)
+
     public init() {}
+
+    /// How many messages the world's Appwrite server has published: a message counted
+    /// before a connection's session began was sent while it was away (APW-14).
+    public var publications: Int { published.withLock { $0 } }
+
+    /// Counts one publication, before it goes to the broker; its number (from 1).
+    public func countPublication() -> Int {
+        published.withLock { count in
+            count += 1
+            return count
+        }
+    }
 
     func post(_ arrival: ChannelArrival) {
         arrivals.withLock { arrivals in

@@ -1,3 +1,4 @@
+import CXHost
 import Foundation
 import MQTTClient
 import OrderedJSON
@@ -18,6 +19,8 @@ struct AppwriteRegistration: Sendable, Equatable {
     /// Whether a message that arrives in the background is shown (APW-5).
     var background: Bool
     var title: String?
+    /// The user's session secret or JWT: the broker's password for this user (APW-13).
+    var credential: String?
 }
 
 /// The `http` channel's registration (XM-2).
@@ -113,10 +116,20 @@ extension Device {
         let hub = hub
         let deviceID = id
         let clientID = registration.clientID
+        // How many messages the world's Appwrite server had published when this
+        // connection's session began: what came before it was missed (APW-14).
+        let sessionStart = Monitor(0)
         // Making a client fails only when libmosquitto cannot allocate one.
-        let connection = try! MQTTConnection(clientID: clientID, subscriptions: subscriptions) { message in
-            hub.post(ChannelArrival(deviceID: deviceID, clientID: clientID, connection: number, message: message))
-        }
+        let connection = try! MQTTConnection(
+            clientID: clientID, login: registration.credential.map { (registration.user, $0) },
+            subscriptions: subscriptions,
+            onConnect: { sessionStart.withLock { $0 = hub.publications } },
+            onMessage: { message in
+                hub.post(
+                    ChannelArrival(
+                        deviceID: deviceID, clientID: clientID, connection: number,
+                        sessionStart: sessionStart.withLock { $0 }, message: message))
+            })
         return (connection, number)
     }
 
@@ -127,7 +140,9 @@ extension Device {
         func refuse(_ sentence: String) -> Result<AppwriteRegistration, ChannelRefusal> {
             .failure(ChannelRefusal("Appwrite: " + sentence))
         }
-        let known: Set = ["channel", "endpoint", "user", "topics", "retry", "background", "title", "client_id"]
+        let known: Set = [
+            "channel", "endpoint", "user", "topics", "retry", "background", "title", "client_id", "credential",
+        ]
         if let unknown = options.map(\.0).first(where: { !known.contains($0) }) {
             return refuse("unknown option '\(unknown)'; the options are \(known.sorted().joined(separator: ", "))")
         }
@@ -189,14 +204,21 @@ extension Device {
             }
             clientID = text
         }
+        var credential: String?
+        if let value = options["credential"] {
+            guard case .string(let text) = value, !text.isEmpty, text.utf8.count <= 65535 else {
+                return refuse("\"credential\" must be the user's session secret or JWT, a non-empty string")
+            }
+            credential = text
+        }
         return .success(
             AppwriteRegistration(
                 clientID: clientID, endpoint: endpoint, host: host, port: port, user: user, topics: topics,
-                retry: retry, background: background, title: title))
+                retry: retry, background: background, title: title, credential: credential))
     }
 
     /// `mqtt://HOST:PORT` (an IPv6 host in brackets).
-    static func parseEndpoint(_ endpoint: String) -> (String, Int)? {
+    public static func parseEndpoint(_ endpoint: String) -> (String, Int)? {
         guard endpoint.hasPrefix("mqtt://") else { return nil }
         let rest = endpoint.dropFirst("mqtt://".count)
         guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]),
@@ -307,22 +329,27 @@ extension Device {
         state.withLock { state in
             var summaries: [JSONObject] = []
             for registration in state.channels.appwrite {
-                summaries.append(
-                    JSONObject([
-                        ("channel", "appwrite"), ("token", .string(registration.clientID)),
-                        ("endpoint", .string(registration.endpoint)),
-                        ("topics", .array(registration.topics.map(JSON.string))),
-                        (
-                            "connected",
-                            .bool(state.channels.connections[registration.clientID]?.connection.isConnected ?? false)
-                        ),
-                    ]))
+                let connection = state.channels.connections[registration.clientID]?.connection
+                var summary = JSONObject([
+                    ("channel", "appwrite"), ("token", .string(registration.clientID)),
+                    ("endpoint", .string(registration.endpoint)),
+                    ("topics", .array(registration.topics.map(JSON.string))),
+                    ("connected", .bool(connection?.isConnected ?? false)),
+                ])
+                // Why the broker refused it last (an expired JWT, a topic not allowed: APW-13).
+                if let refusal = connection?.lastRefusal { summary["error"] = .string("the broker " + refusal) }
+                summaries.append(summary)
             }
             if let webhook = state.channels.webhook {
                 summaries.append(JSONObject([("channel", "http"), ("token", .string(webhook.url))]))
             }
             return summaries
         }
+    }
+
+    /// The install's Appwrite registrations: who signed in, at which broker, on which topics.
+    public var appwriteSignIns: [(user: String, endpoint: String, topics: [String])] {
+        state.withLock { state in state.channels.appwrite.map { ($0.user, $0.endpoint, $0.topics) } }
     }
 
     /// The signing key of webhook recipient `id`, while this install holds it.
