@@ -31,14 +31,15 @@ public final class Session {
         let apns = APNsService(world: world)
         let oauth = OAuthService(world: world)
         let fcm = FCMService(world: world, oauth: oauth)
-        let lines = LineProtocol(world: world, apns: apns, fcm: fcm, oauth: oauth)
+        let appwrite = AppwriteService(world: world, apns: apns, fcm: fcm)
+        let lines = LineProtocol(world: world, apns: apns, fcm: fcm, oauth: oauth, appwrite: appwrite)
         self.world = world
         self.lines = lines
-        self.arrivals = MQTTArrivals(world: world)
+        self.arrivals = MQTTArrivals(world: world, appwrite: appwrite)
         self.network = NetworkDoor(
             world: world, apns: apns, fcm: fcm, oauth: oauth,
             pubnub: PubNubService(world: world, apns: apns, fcm: fcm), webhooks: WebhookService(world: world),
-            inspector: Inspector(world: world, lines: lines, apns: apns, oauth: oauth))
+            appwrite: appwrite, inspector: Inspector(world: world, lines: lines, apns: apns, oauth: oauth))
     }
 
     /// Handles one request line; returns the lines to write, deliveries first. A line

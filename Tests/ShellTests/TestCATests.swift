@@ -29,7 +29,7 @@ import Testing
 
     @Test func everyServiceHostVerifiesAgainstTheCAStrictly() throws {
         let ca = try TestCA.ensure(in: directory())
-        #expect(TestCA.serverNames.count == 10)
+        #expect(TestCA.serverNames.count == 12)
         for name in TestCA.serverNames {
             let (kind, value) = (name.prefix { $0 != ":" }, String(name.drop { $0 != ":" }.dropFirst()))
             let host = value.hasPrefix("*.") ? "ps2" + value.dropFirst(1) : value

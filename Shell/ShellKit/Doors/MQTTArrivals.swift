@@ -6,6 +6,7 @@ import SimulatedDevice
 /// line (channels.md), and is logged with source `mqtt`.
 struct MQTTArrivals {
     let world: World
+    let appwrite: AppwriteService
 
     /// Handles at most `limit` arrivals; the lines to write.
     func handle(limit: Int) -> [String] {
@@ -19,7 +20,13 @@ struct MQTTArrivals {
             var report = JSONObject([
                 ("network", "mqtt"), ("device", .string(arrival.deviceID)), ("topic", .string(arrival.message.topic)),
             ])
-            let (messageID, outcome) = device.receive(mqtt: arrival)
+            // Appwrite's broker replays only the newest missed, and none expired (APW-14).
+            let (messageID, outcome) =
+                if let dropped = appwrite.replayVerdict(arrival) {
+                    (AppwriteService.messageID(arrival), PushOutcome(effect: dropped))
+                } else {
+                    device.receive(mqtt: arrival)
+                }
             report["messageId"] = messageID.map(JSON.string) ?? .null
             report["qos"] = .integer(Int64(arrival.message.qos))
             report["effect"] = .string(outcome.effect)

@@ -21,13 +21,14 @@ final class NetworkDoor {
     let oauth: OAuthService
     let pubnub: PubNubService
     let webhooks: WebhookService
+    let appwrite: AppwriteService
     let inspector: Inspector
     /// Who may reach the inspector; nil: it is off, and its paths are nobody's.
     var inspectorSettings: InspectorSettings?
 
     init(
         world: World, apns: APNsService, fcm: FCMService, oauth: OAuthService, pubnub: PubNubService,
-        webhooks: WebhookService, inspector: Inspector
+        webhooks: WebhookService, appwrite: AppwriteService, inspector: Inspector
     ) {
         self.world = world
         self.apns = apns
@@ -35,6 +36,7 @@ final class NetworkDoor {
         self.oauth = oauth
         self.pubnub = pubnub
         self.webhooks = webhooks
+        self.appwrite = appwrite
         self.inspector = inspector
     }
 
@@ -55,7 +57,7 @@ final class NetworkDoor {
         case .service(let service): (report, response) = answer(request, by: service)
         case .unknownHost, .inspector:
             let path = request.path ?? ""
-            if let service = Service(path: path) {
+            if let service = AppwriteService.claims(request) ? .appwrite : Service(path: path) {
                 (report, response) = answer(request, by: service)
             } else {
                 (report, response) = plainAnswer(
@@ -137,7 +139,7 @@ final class NetworkDoor {
         case .apns(let environment): apns.chaosFacts(request, environment: environment)
         case .fcm: fcm.chaosFacts(request)
         case .webhook: webhooks.chaosFacts(request)
-        case .oauth, .pubnub: ChaosRules.Facts(service: service.name, path: request.path ?? "")
+        case .oauth, .pubnub, .appwrite: ChaosRules.Facts(service: service.name, path: request.path ?? "")
         }
     }
 
@@ -150,6 +152,7 @@ final class NetworkDoor {
         case .oauth: OAuthService.chaosAnswer(name)
         case .pubnub: PubNubService.chaosAnswer(name)
         case .webhook: WebhookService.chaosAnswer(name)
+        case .appwrite: AppwriteService.chaosAnswer(name)
         }
     }
 
@@ -160,6 +163,7 @@ final class NetworkDoor {
         case .oauth: oauth.answer(request)
         case .pubnub: pubnub.answer(request)
         case .webhook: webhooks.answer(request)
+        case .appwrite: appwrite.answer(request)
         }
     }
 
@@ -190,7 +194,7 @@ final class NetworkDoor {
     enum Service: Equatable {
         /// APNs; the environment is the host's (nil: the one that issued the token).
         case apns(APNsEnvironment?)
-        case fcm, oauth, pubnub, webhook
+        case fcm, oauth, pubnub, webhook, appwrite
 
         /// Its name in chaos rules and report lines.
         var name: String {
@@ -200,6 +204,7 @@ final class NetworkDoor {
             case .oauth: "oauth"
             case .pubnub: "pubnub"
             case .webhook: "webhook"
+            case .appwrite: "appwrite"
             }
         }
 
@@ -210,6 +215,7 @@ final class NetworkDoor {
             case "fcm.googleapis.com": self = .fcm
             case "oauth2.googleapis.com": self = .oauth
             case _ where host == "ps.pndsn.com" || host.hasSuffix(".pndsn.com"): self = .pubnub
+            case _ where host == "cloud.appwrite.io" || host.hasSuffix(".cloud.appwrite.io"): self = .appwrite
             default: return nil
             }
         }

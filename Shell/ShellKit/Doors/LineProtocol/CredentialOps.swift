@@ -2,7 +2,7 @@ import Credentials
 import OrderedJSON
 
 /// The ops that register a backend's keys with the world's services: APNs provider-token
-/// keys and Google service accounts.
+/// keys, Google service accounts and Appwrite projects.
 extension LineProtocol {
     func apnsKey(_ request: Request, _ reply: inout JSONObject) throws {
         let keyID = try request.string("key_id")
@@ -26,5 +26,26 @@ extension LineProtocol {
         }
         oauth.register(email: email, key: key, project: project)
         reply["keys"] = .array(oauth.googleKeys.keys.sorted().map(JSON.string))
+    }
+}
+
+extension LineProtocol {
+    /// APW-9: an Appwrite project's API key, its broker, and that broker's
+    /// dynamic-security admin (optional: without one, nothing is enforced).
+    func appwriteProject(_ request: Request, _ reply: inout JSONObject) throws {
+        let project = try request.string("project")
+        let key = try request.string("key")
+        let endpoint = try request.string("endpoint")
+        var admin: (username: String, password: String)?
+        if let value = request.fields["admin"], value != .null {
+            guard case .string(let username)? = value["username"], case .string(let password)? = value["password"]
+            else {
+                throw request.invalid(
+                    "\"admin\" must be {\"username\": …, \"password\": …}, the broker's dynamic-security admin")
+            }
+            admin = (username, password)
+        }
+        guard !project.isEmpty, !key.isEmpty else { throw request.invalid("\"project\" and \"key\" must not be empty") }
+        reply["effect"] = .string(try appwrite.register(project: project, key: key, endpoint: endpoint, admin: admin))
     }
 }

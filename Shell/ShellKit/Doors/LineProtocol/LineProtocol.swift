@@ -22,15 +22,17 @@ final class LineProtocol {
     let apns: APNsService
     let fcm: FCMService
     let oauth: OAuthService
+    let appwrite: AppwriteService
     /// The ops in the order the unknown-op error lists them.
     private let names: [String]
     private let handlers: [String: Handler]
 
-    init(world: World, apns: APNsService, fcm: FCMService, oauth: OAuthService) {
+    init(world: World, apns: APNsService, fcm: FCMService, oauth: OAuthService, appwrite: AppwriteService) {
         self.world = world
         self.apns = apns
         self.fcm = fcm
         self.oauth = oauth
+        self.appwrite = appwrite
         let table: [(String, Handler)] = [
             ("device", LineProtocol.makeDevice), ("devices", LineProtocol.listDevices),
             ("permission", LineProtocol.permission), ("launch", LineProtocol.launch),
@@ -44,6 +46,7 @@ final class LineProtocol {
             ("fcm_topic", LineProtocol.fcmTopic), ("apns_key", LineProtocol.apnsKey),
             ("google_key", LineProtocol.googleKey), ("clock", LineProtocol.clock),
             ("network", LineProtocol.network), ("chaos", LineProtocol.chaos),
+            ("appwrite_project", LineProtocol.appwriteProject),
         ]
         names = table.map(\.0)
         handlers = Dictionary(uniqueKeysWithValues: table)

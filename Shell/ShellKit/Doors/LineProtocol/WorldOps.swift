@@ -33,6 +33,8 @@ extension LineProtocol {
                 throw request.invalid("\"advance_ms\" must be a whole number of milliseconds from 0 to 100 years")
             }
             world.advance(by: milliseconds)
+            // Appwrite's JWTs run out on the world's clock (APW-13).
+            appwrite.expireCredentials()
         }
         let now = world.clock()
         reply["now"] = .string(RequestLog.timestamp(now))
