@@ -35,9 +35,9 @@ deps:
 # The Python the tests use, in a virtual environment of the build's: Playwright (the
 # inspector's page is tested in Debian's chromium; Playwright's own browser download is
 # not used), the OpenAPI validator, and the real clients that meet chaos rules
-# (firebase-admin, httpx with HTTP/2, the PubNub SDK).
+# (firebase-admin, httpx with HTTP/2, the PubNub SDK) and Appwrite's server SDK.
 PYTHON_VENV := .build/python-venv
-PYTHON_PACKAGES := playwright openapi-spec-validator firebase-admin httpx[http2] pubnub
+PYTHON_PACKAGES := playwright openapi-spec-validator firebase-admin httpx[http2] pubnub appwrite==27.0.0
 python-deps: deps
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
@@ -47,7 +47,7 @@ python-deps: deps
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
 	@[ -x $(PYTHON_VENV)/bin/python ] && \
-		$(PYTHON_VENV)/bin/python -c 'import playwright, openapi_spec_validator, firebase_admin, httpx, h2, pubnub' 2>/dev/null || { \
+		$(PYTHON_VENV)/bin/python -c 'import playwright, openapi_spec_validator, firebase_admin, httpx, h2, pubnub, appwrite' 2>/dev/null || { \
 		python3 -m venv $(PYTHON_VENV) && $(PYTHON_VENV)/bin/pip install --quiet $(PYTHON_PACKAGES); }
 
 # The page, clicked through in chromium against a real shell (Tests/Browser).
@@ -151,7 +151,7 @@ fuzz: deps
 # load (the shell it starts is built with the same sanitizer) under ThreadSanitizer,
 # and every Swift test under AddressSanitizer.
 sanitize: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|InspectorTests|ChaosTests|AppwriteChannelTests"
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|InspectorTests|ChaosTests|AppwriteChannelTests|AppwriteServerTests"
 	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan
 
 # The model-based random tests at length: SOAK_SEQUENCES seeded single-device

@@ -6,76 +6,14 @@ the world delivered. Prints one line of totals."""
 
 import base64
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import traceback
 
 import httpx
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SHELL = os.path.join(ROOT, ".build", "debug", "cxshell")
-
-
-class Shell:
-    """A running shell: requests in on standard input, every output line kept."""
-
-    def __init__(self, work):
-        self.process = subprocess.Popen(
-            [SHELL, "serve", "--listen", "127.0.0.1:0", "--ca-dir", os.path.join(work, "ca")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-        first = json.loads(self.process.stdout.readline())
-        self.port = int(first["listening"]["address"].rsplit(":", 1)[1])
-        self.ca = first["listening"]["ca"]
-        self.lines = []
-        self.replies = []
-        self.changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            with self.changed:
-                self.lines.append(json.loads(line))
-                self.changed.notify_all()
-
-    def send(self, request):
-        """One request line; its reply."""
-        with self.changed:
-            seen = sum(1 for line in self.lines if "reply" in line)
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        with self.changed:
-            assert self.changed.wait_for(lambda: sum(1 for line in self.lines if "reply" in line) > seen, 30)
-            return [line for line in self.lines if "reply" in line][seen]
-
-    def _lines(self, keep, at_least):
-        # The shell writes a request's lines before its answer goes out, but this reader
-        # may take them after the client has its answer: wait for as many as expected.
-        with self.changed:
-            self.changed.wait_for(lambda: sum(1 for line in self.lines if keep(line)) >= at_least, 30)
-            return [line for line in self.lines if keep(line)]
-
-    def reports(self, network, at_least=0):
-        """The report lines of `network`, once there are at least `at_least` of them."""
-        return self._lines(lambda line: line.get("network") == network, at_least)
-
-    def deliveries(self, at_least=0):
-        return self._lines(lambda line: "delivery" in line, at_least)
-
-    def device(self, platform):
-        """A device whose app registered and subscribed to push events; its token."""
-        self.send({"op": "device", "platform": platform})
-        self.send({"op": "launch"})
-        reply = self.send({"op": "call", "plugin": "push", "method": "register", "input": ""})
-        self.send({"op": "subscribe", "key": "push", "plugin": "push", "stream": "events", "input": ""})
-        return json.loads(reply["output"])["token"]
-
-    def stop(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+from world import Proxied, Shell, run_checks
 
 
 def provider_token():
@@ -105,26 +43,6 @@ def firebase_app(shell, work):
         "token_uri": "https://oauth2.googleapis.com/token",
     }
     return firebase_admin.initialize_app(credentials.Certificate(account), name=f"cx-{shell.port}")
-
-
-class Proxied:
-    """The environment a backend is started with to reach the world: HTTPS_PROXY and the
-    test CA; put back as it was afterwards."""
-
-    def __init__(self, shell):
-        self.settings = {"HTTPS_PROXY": f"http://127.0.0.1:{shell.port}", "REQUESTS_CA_BUNDLE": shell.ca,
-                         "SSL_CERT_FILE": shell.ca}
-
-    def __enter__(self):
-        self.saved = {name: os.environ.get(name) for name in self.settings}
-        os.environ.update(self.settings)
-
-    def __exit__(self, *_):
-        for name, value in self.saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def firebase_retries_unavailable_and_delivers_once(work):
@@ -307,19 +225,7 @@ CHECKS = [
 
 
 def main():
-    passed = failed = 0
-    for check in CHECKS:
-        with tempfile.TemporaryDirectory() as work:
-            try:
-                check(work)
-                passed += 1
-                print(f"clients: {check.__name__} passed")
-            except Exception:
-                failed += 1
-                print(f"clients: {check.__name__} FAILED")
-                traceback.print_exc()
-    print(f"Clients: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_checks(CHECKS)
 
 
 if __name__ == "__main__":
