@@ -63,7 +63,8 @@ build: deps
 # (Appwrite over a real broker, XMTP webhooks, PubNub), played by the headless shell.
 demo: build
 	@.build/debug/cxshell run Tests/Scenarios/ios-seed-checks.cxs Tests/Scenarios/android-seed-checks.cxs \
-		Tests/Scenarios/APW-appwrite-push-over-mqtt.cxs Tests/Scenarios/XM-2-webhook-hints-reach-the-running-app.cxs \
+		Tests/Scenarios/APW-appwrite-push-over-mqtt.cxs Tests/Scenarios/APW-server-createpush-reaches-a-users-two-devices.cxs \
+		Tests/Scenarios/XM-2-webhook-hints-reach-the-running-app.cxs \
 		Tests/Scenarios/PN-pubnub-gateway-fans-out-to-apns-and-fcm.cxs Tests/Scenarios/CHAOS-a-retrying-backend.cxs \
 		Tests/Scenarios/CHAOS-offline-phone.cxs
 

@@ -9,7 +9,8 @@ struct Pattern {
     /// `"*"` matches any value, `"text*"` any string that starts with `text`,
     /// `"{{name}}"` any value (remembered), `"a{{name}}b"` a string between `a` and `b`.
     /// `subset`: an expected object's keys must be present (others are ignored);
-    /// otherwise the keys must be the same, in the same order. A string value
+    /// otherwise the keys must be the same, in the same order, unless the expected object
+    /// has a member `"*": "*"`, which stands for any other keys. A string value
     /// matches an expected object or array when it is that JSON's text.
     mutating func matches(_ expected: JSON, _ actual: JSON, subset: Bool) -> Bool {
         if case .string(let text) = expected {
@@ -39,8 +40,11 @@ struct Pattern {
             }
         }
         switch (expected, actual) {
-        case (.object(let pattern), .object(let value)):
-            if !subset && pattern.orderedKeys != value.orderedKeys { return false }
+        case (.object(var pattern), .object(let value)):
+            let anyOthers = pattern["*"] == .string("*")
+            pattern["*"] = nil
+            let open = subset || anyOthers
+            if !open && pattern.orderedKeys != value.orderedKeys { return false }
             for (key, item) in pattern {
                 guard let other = value[key], matches(item, other, subset: false) else { return false }
             }

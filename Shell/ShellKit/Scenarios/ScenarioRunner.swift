@@ -214,7 +214,11 @@ struct ChannelSteps {
         }
         switch op {
         case "broker":
-            let broker = try MQTTBroker()
+            // `{"admin":{"username","password"}}`: with mosquitto's dynamic security on.
+            let admin = try JSON.parse(text: rest.isEmpty ? "{}" : rest)["admin"].flatMap { admin in
+                admin["username"]?.stringValue.flatMap { user in admin["password"]?.stringValue.map { (user, $0) } }
+            }
+            let broker = try MQTTBroker(admin: admin)
             self.broker = broker
             session.world.broker = broker  // the one a chaos rule's broker_down stops
             pattern.captures["broker"] = .string(broker.endpoint)

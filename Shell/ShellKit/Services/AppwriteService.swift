@@ -655,8 +655,10 @@ final class AppwriteService {
             push: record, status: status, deliveredTotal: delivered, deliveryErrors: errors, createdAt: now)
         projects[projectID] = project
         let effect =
-            "\(status): \(delivered) deliver\(delivered == 1 ? "y" : "ies") (\(direct.count) through FCM / APNs targets, \(mqttTopics.count) published over Appwrite Push)"
+            "\(status): \(delivered) of \(direct.count + mqttTopics.count) deliveries (\(direct.count) to FCM / APNs targets, \(mqttTopics.count) published over Appwrite Push)"
             + (errors.isEmpty ? "" : "; errors: " + errors.joined(separator: "; "))
+            + (body["scheduledAt"].map { $0 == .null } == false
+                ? "; scheduledAt is not kept: the world sends at once" : "")
         return .success(
             (
                 201, Self.document(project.messages[messageID]!), effect,
