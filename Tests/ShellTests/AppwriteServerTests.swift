@@ -285,4 +285,110 @@ import Testing
         #expect(reports[0]["effect"]?.stringValue?.contains("expired after 60 s") == true, "\(reports)")
         #expect(reports[1]["effect"]?.stringValue?.hasPrefix("dropped") == false)
     }
+
+    @Test func APW9_aBodyThatIsNotJSONOrHasWrongTypesIsRefusedByName() throws {
+        let world = try World()
+        let cases: [(String, String, String)] = [
+            ("/users", "{nope", "not a JSON object"),
+            ("/users", #"{"name":"x"}"#, "\"userId\" is not optional"),
+            ("/messaging/topics", #"{"topicId":"t","name":"T","expiry":"soon"}"#, "`expiry`"),
+            ("/messaging/messages/push", #"{"messageId":"m","users":"u1"}"#, "`users`"),
+            ("/messaging/messages/push", #"{"messageId":"m","users":["u1"],"data":[1]}"#, "`data`"),
+            (
+                "/messaging/messages/push", #"{"messageId":"m","users":["u1"],"colour":"red"}"#,
+                "\"colour\" is not expected"
+            ),
+        ]
+        for (path, body, words) in cases {
+            let refused = try world.call("POST", path, body)
+            #expect(refused.status == 400, "\(path) \(body) \(refused.body)")
+            #expect(refused.body["message"]?.stringValue?.contains(words) == true, "\(refused.body)")
+        }
+        // Nothing was made by any of them.
+        #expect(try world.call("GET", "/messaging/messages/m").status == 404)
+        #expect(try world.call("GET", "/messaging/topics/t").status == 404)
+    }
+
+    @Test func APW11_aDeviceThatSignedInIsAUserAndTopicsNeedTheirSubscribers() throws {
+        let world = try World()
+        #expect(try world.call("GET", "/users/u7").status == 404)
+        #expect(try world.device(user: "u7")["ok"] == true)
+        let user = try world.call("GET", "/users/u7")
+        #expect(user.status == 200 && user.body["$id"] == "u7" && user.body["targets"] == .array([]), "\(user)")
+        let target = try world.call(
+            "POST", "/users/u7/targets", #"{"targetId":"t1","providerType":"push","identifier":"i1"}"#)
+        #expect(target.status == 201 && target.body["providerId"] == .null)
+        #expect(
+            try world.call("POST", "/messaging/topics/news/subscribers", #"{"subscriberId":"s","targetId":"t1"}"#)
+                .status == 404)
+        _ = try world.call("POST", "/messaging/topics", #"{"topicId":"news","name":"News","qos":0}"#)
+        let subscriber = try world.call(
+            "POST", "/messaging/topics/news/subscribers", #"{"subscriberId":"s1","targetId":"t1"}"#)
+        #expect(
+            subscriber.status == 201 && subscriber.body["target"]?["$id"] == "t1" && subscriber.body["userId"] == "u7")
+        #expect(try world.call("GET", "/messaging/topics/news").body["pushTotal"] == 1)
+        #expect(
+            try world.call("POST", "/messaging/topics/news/subscribers", #"{"subscriberId":"s1","targetId":"t1"}"#)
+                .status == 409)
+        // A topic message is published at the topic's QoS 0 to the subscribed device.
+        #expect(try world.register(user: "u7", options: #","topics":["users/u7","news"]"#)["ok"] == true)
+        let sent = try world.call(
+            "POST", "/messaging/messages/push", #"{"messageId":"n1","title":"t","topics":["news"]}"#)
+        #expect(
+            try Self.report(sent.lines)["devices"]?.arrayValue?.first?["result"]?.stringValue?.contains("QoS 0") == true
+        )
+        let arrived = try #require(try world.arrivals().first)
+        #expect(arrived["topic"] == "news" && arrived["qos"] == 0, "\(arrived)")
+    }
+
+    @Test func APW12_anAPNsTargetIsSentThroughAPNs() throws {
+        let world = try World()
+        _ = try world.call(
+            "POST", "/messaging/providers/apns", #"{"providerId":"apns","name":"APNs","bundleId":"com.example.app"}"#)
+        _ = world.send(#"{"op":"device","platform":"ios"}"#)
+        _ = world.send(#"{"op":"launch"}"#)
+        _ = world.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+        let registered = try world.reply(#"{"op":"call","plugin":"push","method":"register"}"#)
+        let output = try #require(registered["output"]?.stringValue)
+        let token = try #require(try JSON.parse(text: output)["token"]?.stringValue)
+        _ = try world.call("POST", "/users", #"{"userId":"u1"}"#)
+        _ = try world.call(
+            "POST", "/users/u1/targets",
+            #"{"targetId":"iphone","providerType":"push","identifier":"\#(token)","providerId":"apns"}"#)
+        let sent = try world.call(
+            "POST", "/messaging/messages/push",
+            #"{"messageId":"a1","title":"Hi","body":"there","users":["u1"],"data":{"k":"v"}}"#)
+        // The core's event: the data, then the alert's title and body (PAY-3).
+        #expect(
+            sent.lines.first?.contains(#"{\"k\":\"v\",\"title\":\"Hi\",\"body\":\"there\""#) == true, "\(sent.lines)")
+        let report = try Self.report(sent.lines)
+        #expect(report["routes"]?.arrayValue?.first?["route"] == .array(["apns"]))
+        #expect(
+            report["devices"]?.arrayValue?.first?["result"]?.stringValue?.hasPrefix("delivered through APNs") == true)
+        // A token APNs does not know is a delivery error, and the message failed.
+        _ = try world.call(
+            "POST", "/users", #"{"userId":"u2"}"#)
+        _ = try world.call(
+            "POST", "/users/u2/targets",
+            #"{"targetId":"gone","providerType":"push","identifier":"00ff","providerId":"apns"}"#)
+        let failed = try world.call(
+            "POST", "/messaging/messages/push", #"{"messageId":"a2","title":"Hi","users":["u2"]}"#)
+        #expect(failed.body["status"] == "failed", "\(failed.body)")
+        #expect(failed.body["deliveryErrors"]?.arrayValue?.first?.stringValue?.contains("refused by APNs") == true)
+    }
+
+    @Test func APW15_eachSendWritesOneReportLineLoggedAsAppwrite() throws {
+        let world = try World()
+        #expect(try world.device()["ok"] == true)
+        let sent = try world.call(
+            "POST", "/messaging/messages/push", #"{"messageId":"m1","title":"t","users":["u1","u9"]}"#)
+        #expect(sent.lines.filter { $0.contains(#""network":"appwrite""#) }.count == 1)
+        let report = try Self.report(sent.lines)
+        #expect(report["status"] == 201 && report["messageId"] == "m1")
+        #expect(
+            report["devices"]?.arrayValue?.compactMap { $0["device"] } == ["d1", .null],
+            "u1's device, and no device for u9: \(report)")
+        let entry = try #require(world.session.log.entries(matching: .init(), limit: 1, newestFirst: true).first)
+        #expect(entry.source == "appwrite" && entry.status == 201, "\(entry)")
+    }
 }

@@ -1102,7 +1102,9 @@ enum InspectorOpenAPI {
               "oauth",
               "pubnub",
               "webhook",
+              "appwrite",
               "mqtt",
+              "tls",
               "http"
              ]
             },

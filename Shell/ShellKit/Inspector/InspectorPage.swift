@@ -131,7 +131,7 @@ enum InspectorPage {
           <section id="log-panel" aria-labelledby="log-title">
             <h2 id="log-title">Log <span class="muted" id="live">(live)</span></h2>
             <form class="row" id="log-filter">
-              <label>Source <select id="log-source"><option value="">any</option><option>apns</option><option>fcm</option><option>oauth</option><option>pubnub</option><option>webhook</option><option>mqtt</option><option>line</option><option>api</option><option>http</option></select></label>
+              <label>Source <select id="log-source"><option value="">any</option><option>apns</option><option>fcm</option><option>oauth</option><option>pubnub</option><option>webhook</option><option>appwrite</option><option>mqtt</option><option>tls</option><option>line</option><option>api</option><option>http</option></select></label>
               <label>Status <select id="log-status"><option value="">any</option><option>2xx</option><option>4xx</option><option>5xx</option></select></label>
               <label>Device <input id="log-device" size="5"></label>
               <label>Text <input id="log-q" size="10"></label>
