@@ -23,18 +23,19 @@ public struct MQTTFailure: Error, Sendable, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One MQTT client connection through libmosquitto (3.1.1, or 5 when asked), with
-/// its network thread.
+/// One MQTT client connection through libmosquitto (3.1.1, or 5 when asked), on the
+/// process's one MQTT event loop (`MQTTLoop`): no thread of its own.
 ///
 /// It subscribes to its `subscriptions` at every connect (the first and each
 /// reconnect), so a broker that lost its sessions still delivers. A connection lost
 /// is retried with backoff (1 s, doubling, at most `maxReconnectDelay` seconds)
 /// until `close`. Messages are handed
-/// to `onMessage` on that thread, in the order the broker sent them; `onConnect` runs
-/// there at each accepted connect, before the broker's first message of that session.
+/// to `onMessage` on the loop's thread, in the order the broker sent them; `onConnect`
+/// runs there at each accepted connect, before the broker's first message of that session.
 ///
-/// `close` must be called (it joins the network thread), and never from `onMessage`.
-public final class MQTTConnection: @unchecked Sendable {
+/// `close` must be called (it waits for the loop to let go of the connection), and never
+/// from `onMessage` or `onConnect`.
+public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
     public struct Subscription: Sendable, Equatable {
         public var topic: String
         public var qos: Int
@@ -49,9 +50,20 @@ public final class MQTTConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private let onMessage: @Sendable (MQTTMessage) -> Void
     private let onConnect: @Sendable () -> Void
-    // libmosquitto's handle is used from the caller's thread and its network thread;
-    // libmosquitto locks internally. This lock guards what the callbacks report.
+    // libmosquitto's handle is used on the loop's thread only. This lock guards what the
+    // callbacks report to the threads that wait for it.
     private let status = Monitor(Status())
+    private let loop = MQTTLoop.shared
+
+    // The loop thread's alone: where to connect, the socket it watches, the next try.
+    private var host = ""
+    private var port = 0
+    private var retryFirstConnect = false
+    private var everConnected = false
+    private var socket: Int32 = -1
+    private var nextAttempt: Double?
+    private var delay = 1.0
+    private var nextJob = 0
 
     struct Status {
         var connected = false
@@ -64,6 +76,8 @@ public final class MQTTConnection: @unchecked Sendable {
         /// Subscription message ids → their topics, to name a refused one.
         var subscriptionTopics: [Int32: String] = [:]
         var publishedMessages: Set<Int32> = []
+        /// Publications the loop made for callers: job → (libmosquitto's code, message id).
+        var publishCodes: [Int: (code: Int32, mid: Int32)] = [:]
         var loopStarted = false
         var loopEnded = false
         var closed = false
@@ -99,8 +113,6 @@ public final class MQTTConnection: @unchecked Sendable {
         mosquitto_int_option(
             handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311))
         if let login { mosquitto_username_pw_set(handle, login.username, login.password) }
-        // Publish, subscribe and disconnect come from other threads than the loop's.
-        mosquitto_threaded_set(handle, true)
         mosquitto_connect_callback_set(handle) { _, object, code in
             MQTTConnection.from(object)?.connected(code: code)
         }
@@ -178,16 +190,29 @@ public final class MQTTConnection: @unchecked Sendable {
     public func publish(
         topic: String, payload: [UInt8], qos: Int, retain: Bool = false, expiry: UInt32? = nil
     ) throws(MQTTFailure) {
-        var mid: Int32 = 0
-        var properties: OpaquePointer?
-        defer { mosquitto_property_free_all(&properties) }
-        if let expiry {
-            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry)
+        let job = status.withLock { _ in
+            defer { nextJob += 1 }
+            return nextJob
         }
-        let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish_v5(
-                handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
+        loop.perform { [self] in
+            var mid: Int32 = 0
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            if let expiry {
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry)
+            }
+            let code = payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(
+                    handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
+            }
+            refresh()
+            status.withLock { status in
+                status.publishCodes[job] = (code, mid)
+                self.status.broadcast()
+            }
         }
+        let (code, mid) = status.wait(
+            until: { $0.publishCodes[job] != nil }, then: { $0.publishCodes.removeValue(forKey: job)! })
         guard code == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTFailure("could not publish to '\(topic)': \(Self.describe(code))")
         }
@@ -197,7 +222,7 @@ public final class MQTTConnection: @unchecked Sendable {
         if !acknowledged { throw MQTTFailure("the broker did not acknowledge the message to '\(topic)'") }
     }
 
-    /// Disconnects cleanly and joins the network thread. Idempotent.
+    /// Disconnects cleanly and waits until the loop let go of the connection. Idempotent.
     public func close() {
         let started = status.withLock { status -> Bool in
             defer {
@@ -207,11 +232,18 @@ public final class MQTTConnection: @unchecked Sendable {
             return status.loopStarted && !status.closed
         }
         guard started else { return }
-        mosquitto_disconnect(handle)
+        loop.perform { [self] in
+            if socket >= 0 {
+                loop.unwatch(socket)
+                socket = -1
+                mosquitto_disconnect(handle)
+            }
+            end()
+        }
         status.wait(until: { $0.loopEnded }, then: { $0.connected = false })
     }
 
-    // MARK: Callbacks (the network thread)
+    // MARK: Callbacks (the loop's thread)
 
     private func connected(code: Int32) {
         guard code == 0 else {
@@ -255,47 +287,93 @@ public final class MQTTConnection: @unchecked Sendable {
         }
     }
 
-    /// The network thread: connects and runs libmosquitto's loop; when the
-    /// connection is lost or a connect fails, tries again after 1 s, doubling up to
-    /// `maxReconnectDelay`, until `close`. A first connect that fails ends the
-    /// thread unless `retryFirstConnect`.
+    /// Starts connecting on the loop: when the connection is lost or a connect fails, it
+    /// tries again after 1 s, doubling up to `maxReconnectDelay`, until `close`. A first
+    /// connect that fails is not tried again unless `retryFirstConnect`.
     private func startLoop(host: String, port: Int, retryFirstConnect: Bool) {
         let start = status.withLock { status -> Bool in
             defer { status.loopStarted = true }
             return !status.loopStarted && !status.closed
         }
         guard start else { return }
-        let thread = Thread { [self] in
-            var delay = 1.0
-            var first = true
-            while !status.withLock({ $0.closed }) {
-                let code = first ? mosquitto_connect(handle, host, Int32(port), 30) : mosquitto_reconnect(handle)
-                if code == MOSQ_ERR_SUCCESS.rawValue {
-                    delay = 1
-                    // One turn at a time, so `close` is seen after each: `close`'s
-                    // disconnect wakes the turn, which then ends with no connection.
-                    while !status.withLock({ $0.closed }) {
-                        guard mosquitto_loop(handle, 1000, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
-                    }
-                } else if first && !retryFirstConnect {
-                    let reason = Self.describe(code)
-                    status.withLock { status in
-                        status.refusal = "cannot be reached: \(reason)"
-                        self.status.broadcast()
-                    }
-                    break
-                }
-                first = false
-                // Sleeps until the next try, or until `close`.
-                status.wait(until: { $0.closed }, timeout: delay, then: { _ in })
-                delay = min(delay * 2, Double(Self.maxReconnectDelay))
-            }
+        loop.perform { [self] in
+            self.host = host
+            self.port = port
+            self.retryFirstConnect = retryFirstConnect
+            loop.startTicking(self)
+            attempt()
+        }
+    }
+
+    /// One connect (the first) or reconnect, on the loop's thread.
+    private func attempt() {
+        nextAttempt = nil
+        guard !status.withLock({ $0.closed }) else { return end() }
+        let code = everConnected ? mosquitto_reconnect(handle) : mosquitto_connect(handle, host, Int32(port), 30)
+        if code == MOSQ_ERR_SUCCESS.rawValue {
+            everConnected = true
+            socket = mosquitto_socket(handle)
+            refresh()
+        } else if !everConnected && !retryFirstConnect {
+            let reason = Self.describe(code)
             status.withLock { status in
-                status.loopEnded = true
+                status.refusal = "cannot be reached: \(reason)"
                 self.status.broadcast()
             }
+            end()
+        } else {
+            scheduleAttempt()
         }
-        thread.start()
+    }
+
+    private func scheduleAttempt() {
+        nextAttempt = Date.timeIntervalSinceReferenceDate + delay
+        delay = min(delay * 2, Double(Self.maxReconnectDelay))
+    }
+
+    /// Watches the socket for writing too while libmosquitto has bytes to send.
+    private func refresh() {
+        guard socket >= 0 else { return }
+        loop.watch(socket, for: self, writable: mosquitto_want_write(handle))
+    }
+
+    /// The connection is gone (an error, the broker closed it, a refused CONNACK): no
+    /// longer watched, and tried again later.
+    private func lost() {
+        loop.unwatch(socket)
+        socket = -1
+        status.withLock { status in
+            status.connected = false
+            status.subscribed = false
+            self.status.broadcast()
+        }
+        if status.withLock({ $0.closed }) { return end() }
+        scheduleAttempt()
+    }
+
+    private func end() {
+        loop.stopTicking(self)
+        status.withLock { status in
+            status.loopEnded = true
+            self.status.broadcast()
+        }
+    }
+
+    func ready(readable: Bool, writable: Bool) {
+        var code = MOSQ_ERR_SUCCESS.rawValue
+        if readable { code = mosquitto_loop_read(handle, 1) }
+        if code == MOSQ_ERR_SUCCESS.rawValue && writable { code = mosquitto_loop_write(handle, 1) }
+        guard code == MOSQ_ERR_SUCCESS.rawValue, socket >= 0 else { return lost() }
+        refresh()
+    }
+
+    func tick(now: Double) {
+        if socket >= 0 {
+            guard mosquitto_loop_misc(handle) == MOSQ_ERR_SUCCESS.rawValue else { return lost() }
+            refresh()
+        } else if let due = nextAttempt, now >= due {
+            attempt()
+        }
     }
 
     private static func from(_ object: UnsafeMutableRawPointer?) -> MQTTConnection? {
