@@ -88,6 +88,7 @@ let package = Package(
             name: "cxbench",
             dependencies: [
                 "CXHost", "PushPlugin", "OrderedJSON", "CJansson", "ShellKit", "Loopback", "Credentials", "HTTPMessage",
+                "MQTTClient",
             ],
             path: "Tests/Benchmarks/cxbench"),
         .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),

@@ -1,4 +1,5 @@
 import CXHost
+import Dispatch
 import EchoPlugin
 import PushPlugin
 
@@ -16,6 +17,11 @@ final class AppProcess: Sendable {
     /// The plugins every app has, before any loaded library's.
     static let builtIn = [PushPlugin.pluginDescriptor, EchoPlugin.pluginDescriptor]
 
+    /// The one thread every app's deliveries run on (when the world is not already
+    /// making them on its own thread, waiting for the app to be idle): thousands of
+    /// running apps must not mean thousands of threads.
+    static let deliveries = DispatchQueue(label: "cx.world.deliveries")
+
     let host: PluginHost
     let push: PushPlugin
     private let liveness = Liveness()
@@ -25,7 +31,7 @@ final class AppProcess: Sendable {
     /// `plugins` registers the loaded libraries' plugins on the new host (ExtraPlugins).
     init(system: any PushSystem, plugins: ExtraPlugins, core: @escaping @Sendable (Delivery) -> Void) {
         let liveness = liveness
-        host = PluginHost(label: "cx.app") { delivery in
+        host = PluginHost(label: "cx.app", deliveryTarget: Self.deliveries) { delivery in
             if liveness.isAlive { core(delivery) }
         }
         push = PushPlugin(system: system)

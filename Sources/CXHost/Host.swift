@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The host between an app core and its plugins (spec: host.md, rules H-1 … H-8).
 ///
 /// Requests are dispatched on the caller's thread, synchronously and in order.
@@ -11,12 +13,16 @@ public final class PluginHost: Sendable {
 
     /// Creates a host that hands every delivery to `deliver`. Pass
     /// `drainsOnWaitingThread: false` when the handler must only ever run on the
-    /// host's own delivery thread (the C ABI promises that).
+    /// host's own delivery thread (the C ABI promises that). Hosts given the same
+    /// `deliveryTarget` (a serial queue) share its one thread for their deliveries,
+    /// each host still one delivery at a time and in order: a world of thousands of
+    /// hosts then has one delivery thread, not one per busy host.
     public init(
-        label: String = "cx.host", drainsOnWaitingThread: Bool = true,
+        label: String = "cx.host", drainsOnWaitingThread: Bool = true, deliveryTarget: DispatchQueue? = nil,
         deliver: @escaping @Sendable (Delivery) -> Void
     ) {
-        core = HostCore(label: label, drainsOnWaitingThread: drainsOnWaitingThread, handler: deliver)
+        core = HostCore(
+            label: label, drainsOnWaitingThread: drainsOnWaitingThread, target: deliveryTarget, handler: deliver)
     }
 
     deinit {

@@ -16,10 +16,13 @@ final class HostCore: Sendable {
     /// no delivery is running, instead of waiting for the delivery thread to wake.
     let drainsOnWaitingThread: Bool
 
-    init(label: String, drainsOnWaitingThread: Bool, handler: @escaping @Sendable (Delivery) -> Void) {
+    init(
+        label: String, drainsOnWaitingThread: Bool, target: DispatchQueue? = nil,
+        handler: @escaping @Sendable (Delivery) -> Void
+    ) {
         self.handler = handler
         self.drainsOnWaitingThread = drainsOnWaitingThread
-        deliveryQueue = DispatchQueue(label: label)
+        deliveryQueue = DispatchQueue(label: label, target: target)
     }
 
     // MARK: Requests

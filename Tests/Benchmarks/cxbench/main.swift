@@ -16,6 +16,7 @@ if wanted("shell") { ShellBenchmark.run(executable: here.appendingPathComponent(
 if wanted("memory") { MemoryBenchmark.run() }
 if wanted("world") { WorldBenchmark.run() }
 if wanted("fleet") { FleetBenchmark.run() }
+if wanted("mqtt") { MQTTBenchmark.run() }
 if wanted("frontdoor") { FrontDoorBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
 if wanted("frontdoor") || only.contains("logcost") {
     FrontDoorBenchmark.logCost(executable: here.appendingPathComponent("cxshell"))
