@@ -31,7 +31,7 @@ void connection_send(connection *c, const void *data, size_t len) {
 }
 
 bool connection_wants_read(const connection *c) {
-    if (c->closing) return false;
+    if (c->closing || c->peer_done) return false;
     if (c->app != APP_HTTP2 && c->out.len >= OUTPUT_PAUSE_BYTES) return false;
     if (c->h1_request && c->h1_request->held && !request_holding_room(c)) return false;
     if (c->h1_waiting && c->h1_input.len >= MAX_WAITING_INPUT) return false;

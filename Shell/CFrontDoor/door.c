@@ -56,6 +56,7 @@ static bool tend(cx_front_door *door, connection *c, time_t now) {
     write_pending(c, now);
     /* A connection that waits for an answer given later is not idle: the door is. */
     bool idle = now - c->last_activity > IDLE_SECONDS && !c->laters;
+    if (c->peer_done && !c->laters) c->closing = true;
     if (c->out.len > OUTPUT_CLOSE_BYTES || idle) c->closing = c->discard = true;
     if (c->closing && (c->discard || !c->out.len)) {
         connection_close(c); /* epoll forgets its descriptor */
@@ -129,6 +130,11 @@ static void *run(void *argument) {
                 if (n > 0) {
                     c->last_activity = now;
                     connection_receive(c, chunk, (size_t)n);
+                } else if (n == 0 && c->app != APP_HTTP2 && c->h1_waiting && !c->h1_waiting->streaming) {
+                    /* An HTTP/1.1 client that sent its request and shut its side (a
+                       half-close): the answer it is owed still goes out, then the close.
+                       A stream's reader that leaves is gone: nothing is owed to it. */
+                    c->peer_done = true;
                 } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
                     c->closing = true;
                 }

@@ -193,6 +193,12 @@ void http1_start(connection *c) {
 void http1_answer_waiting(connection *c) {
     stream *s = c->h1_waiting;
     if (!s) return;
+    if (s->answer.fault) { /* HTTP/1.1 has no GOAWAY or reset: every fault closes, unanswered */
+        c->closing = c->discard = true;
+        stream_free(c, s);
+        c->h1_waiting = NULL;
+        return;
+    }
     if (s->streaming) {
         connection_send(c, "0\r\n\r\n", 5);
         if (s->close_after) c->closing = true;

@@ -66,24 +66,30 @@ void http2_reset(connection *c, stream *s) {
     nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
 }
 
-/* Answers a complete request: now, or later when its handler chose to, or with the
-   transport fault it chose instead. After a GOAWAY nghttp2 wants neither to read nor
-   to write once the other streams are done, and the connection closes (http2_flush). */
-static void answer(connection *c, stream *s, int refusal) {
-    request_answer(c, s, refusal);
+/* The transport fault the stream's answer chose, done instead of answering; whether
+   there was one. After a GOAWAY nghttp2 wants neither to read nor to write once the
+   other streams are done, and the connection closes (http2_flush). */
+bool http2_fault(connection *c, stream *s) {
     switch (s->answer.fault) {
     case CX_FAULT_GOAWAY:
         /* Once it is sent, nghttp2 closes the streams above the last id itself. */
         nghttp2_submit_goaway(c->h2, NGHTTP2_FLAG_NONE, s->id > 2 ? s->id - 2 : 0, NGHTTP2_NO_ERROR, NULL, 0);
-        return;
+        return true;
     case CX_FAULT_RST_STREAM:
         nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_REFUSED_STREAM);
-        return;
+        return true;
     case CX_FAULT_CLOSE:
         c->closing = c->discard = true;
-        return;
-    default: break;
+        return true;
+    default: return false;
     }
+}
+
+/* Answers a complete request: now, or later when its handler chose to, or with the
+   transport fault it chose instead. */
+static void answer(connection *c, stream *s, int refusal) {
+    request_answer(c, s, refusal);
+    if (http2_fault(c, s)) return;
     if (s->answer.later) later_park(c, s);
     if (!s->answer.later) http2_submit_answer(c, s);
 }

@@ -14,12 +14,14 @@
 
 enum { MAX_LATERS = 4096, MAX_STREAM_BUFFER = 1 << 20 };
 
-typedef enum { OP_COMPLETE, OP_BEGIN, OP_WRITE, OP_END } op_kind;
+typedef enum { OP_COMPLETE, OP_SETTLE, OP_BEGIN, OP_WRITE, OP_END } op_kind;
 
 struct later_op {
     op_kind kind;
     cx_http_later id;
     cx_http_answer answer; /* status, headers and body (a piece, for OP_WRITE) */
+    int fault;             /* OP_SETTLE: CX_FAULT_* */
+    int64_t hold_ms;       /* OP_SETTLE: < 0 send now; else hold, with this deadline (0: none) */
     later_op *next;
 };
 
@@ -36,6 +38,11 @@ cx_http_later cx_http_answer_later(cx_http_answer *answer, int64_t wait_ms) {
     answer->later = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
     answer->wait_ms = wait_ms > 0 ? wait_ms : 0;
     return answer->later;
+}
+
+void cx_http_answer_later_cancel(cx_http_answer *answer) {
+    answer->later = 0;
+    answer->wait_ms = 0;
 }
 
 static later *find(cx_front_door *door, cx_http_later id) {
@@ -118,7 +125,7 @@ static later_op *op_new(op_kind kind, cx_http_later id, int status, const cx_htt
     if (!op) return NULL;
     op->kind = kind;
     op->id = id;
-    if (kind == OP_COMPLETE || kind == OP_BEGIN) cx_http_answer_set(&op->answer, status, headers, count, body, len);
+    if (kind == OP_COMPLETE || kind == OP_SETTLE || kind == OP_BEGIN) cx_http_answer_set(&op->answer, status, headers, count, body, len);
     else if (len) buffer_append(&op->answer.body, body, len);
     return op;
 }
@@ -127,6 +134,16 @@ void cx_front_door_complete(cx_front_door *door, cx_http_later id, int status, c
                             size_t header_count, const unsigned char *body, size_t body_len) {
     later_op *op = op_new(OP_COMPLETE, id, status, headers, header_count, body, body_len);
     if (op) queue(door, op);
+}
+
+void cx_front_door_settle(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
+                          size_t header_count, const unsigned char *body, size_t body_len, int fault,
+                          int64_t hold_ms) {
+    later_op *op = op_new(OP_SETTLE, id, status, headers, header_count, body, body_len);
+    if (!op) return;
+    op->fault = fault;
+    op->hold_ms = hold_ms;
+    queue(door, op);
 }
 
 void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
@@ -169,6 +186,18 @@ static void apply(cx_front_door *door, later_op *op) {
         if (s->streaming) return;
         take_answer(s, op, true);
         drop(door, l, false);
+        send_now(c, s);
+        return;
+    case OP_SETTLE:
+        if (s->streaming) return;
+        take_answer(s, op, true);
+        s->answer.fault = op->fault;
+        if (op->hold_ms >= 0 && !op->fault) { /* held: a later op, or the deadline, sends it */
+            l->deadline_ms = op->hold_ms ? monotonic_ms() + op->hold_ms : 0;
+            return;
+        }
+        drop(door, l, false);
+        if (c->app == APP_HTTP2 && http2_fault(c, s)) return;
         send_now(c, s);
         return;
     case OP_BEGIN:

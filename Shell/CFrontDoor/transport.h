@@ -122,6 +122,7 @@ struct connection {
     time_t last_activity; /* CLOCK_MONOTONIC seconds of the last byte read or written */
     bool decided, tls, closing;
     bool discard;  /* close without waiting for the unsent output (a client that does not read) */
+    bool peer_done; /* the client sent all it will (EOF): close once its answers given later went out */
     uint32_t watched; /* the epoll events it is registered for */
     SSL *ssl;
     BIO *rbio, *wbio;
@@ -177,6 +178,7 @@ const char *http1_reason_phrase(int status);
 void http2_receive(connection *c, const unsigned char *data, size_t len);
 void http2_flush(connection *c);
 void http2_submit_answer(connection *c, stream *s);
+bool http2_fault(connection *c, stream *s);
 /* A streamed answer has more to send (or has ended): nghttp2 asks for it again. */
 void http2_stream_more(connection *c, stream *s);
 void http2_reset(connection *c, stream *s);

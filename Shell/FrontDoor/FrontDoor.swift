@@ -8,7 +8,8 @@ import HTTPMessage
 /// The network front door's transport (front-door.md): one port that takes an HTTPS
 /// proxy's CONNECT (to `tunnelHosts` only; 403 for others), TLS with ALPN `h2` and
 /// `http/1.1`, and clear-text HTTP/2 (prior knowledge) and HTTP/1.1, and hands every
-/// complete request to `handler` on its own thread, one at a time. It knows no service.
+/// complete request to `handler` on its own thread, one at a time, or to `batches` on a
+/// second thread, several at a time (`RequestHandoff`). It knows no service.
 public final class FrontDoor: @unchecked Sendable {
     /// The C transport's handle; set once in `init`, released once in `stop`.
     private var door: OpaquePointer?
@@ -17,18 +18,21 @@ public final class FrontDoor: @unchecked Sendable {
     public let port: Int
 
     final class HandlerBox {
-        let handler: @Sendable (HTTPRequest) -> HTTPResponse
+        let handler: (@Sendable (HTTPRequest) -> HTTPResponse)?
+        let handoff: RequestHandoff?
         let tunnelHosts: @Sendable (String) -> Bool
         let handshakes: @Sendable (String) -> Bool
         let beforeAnswers: @Sendable () -> Void
-        /// Answers given later that the door still holds, by id (door thread only).
+        /// Answers given later that the door still holds, by id (door thread only; with a
+        /// handoff, its own `laters` keep them).
         var laters: [cx_http_later: HTTPLater] = [:]
         init(
-            _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+            _ handler: (@Sendable (HTTPRequest) -> HTTPResponse)?, handoff: RequestHandoff?,
             tunnelHosts: @escaping @Sendable (String) -> Bool, handshakes: @escaping @Sendable (String) -> Bool,
             beforeAnswers: @escaping @Sendable () -> Void
         ) {
             self.handler = handler
+            self.handoff = handoff
             self.tunnelHosts = tunnelHosts
             self.handshakes = handshakes
             self.beforeAnswers = beforeAnswers
@@ -45,14 +49,37 @@ public final class FrontDoor: @unchecked Sendable {
     /// (SNI, else the CONNECT target, else "") may go on. `beforeAnswers` runs once per
     /// turn of the loop, after the requests read in it were handled and before any of
     /// their answers is sent.
-    public init(
+    public convenience init(
         address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
         handshakes: @escaping @Sendable (String) -> Bool = { _ in true },
         beforeAnswers: @escaping @Sendable () -> Void = {},
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(Failure) {
-        box = Unmanaged.passRetained(
-            HandlerBox(handler, tunnelHosts: tunnelHosts, handshakes: handshakes, beforeAnswers: beforeAnswers))
+        try self.init(
+            address: address, port: port, ca: ca,
+            box: HandlerBox(
+                handler, handoff: nil, tunnelHosts: tunnelHosts, handshakes: handshakes, beforeAnswers: beforeAnswers))
+    }
+
+    /// The same door, with the requests handled on a second thread: `batches` gets every
+    /// request read since its last turn, in order, and returns their answers in the same
+    /// order; none goes out before it returns. At most `RequestHandoff.limit` requests
+    /// wait at once; past that a request is answered 503 with nothing done.
+    public convenience init(
+        address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
+        handshakes: @escaping @Sendable (String) -> Bool = { _ in true },
+        beforeAnswers: @escaping @Sendable () -> Void = {},
+        batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]
+    ) throws(Failure) {
+        try self.init(
+            address: address, port: port, ca: ca,
+            box: HandlerBox(
+                nil, handoff: RequestHandoff(batches), tunnelHosts: tunnelHosts, handshakes: handshakes,
+                beforeAnswers: beforeAnswers))
+    }
+
+    private init(address: String, port: Int, ca: TestCA, box handlers: HandlerBox) throws(Failure) {
+        box = Unmanaged.passRetained(handlers)
         var door: OpaquePointer?
         var bound: Int32 = 0
         var error = [CChar](repeating: 0, count: 256)
@@ -61,6 +88,7 @@ public final class FrontDoor: @unchecked Sendable {
             frontDoorHandshakeFilter, frontDoorBeforeAnswers, frontDoorLaterGone, box.toOpaque(), &door, &bound, &error,
             error.count)
         guard status == 0 else {
+            handlers.handoff?.stop()
             box.release()
             let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
             throw Failure(description: String(decoding: text, as: UTF8.self))
@@ -68,6 +96,11 @@ public final class FrontDoor: @unchecked Sendable {
         self.door = door
         self.port = Int(bound)
     }
+
+    /// How many requests wait for the handling thread or are in its hand (0 without one).
+    public var requestsInHand: Int { box.takeUnretainedValue().handoff?.count ?? 0 }
+    /// How many requests were answered 503 at once because that many were in hand.
+    public var requestsRefused: Int { box.takeUnretainedValue().handoff?.refused ?? 0 }
 
     /// How many connections are open (a moment's figure).
     public var connections: Int { door.map { Int(cx_front_door_connections($0)) } ?? 0 }
@@ -77,6 +110,7 @@ public final class FrontDoor: @unchecked Sendable {
         guard let door else { return }
         cx_front_door_stop(door)
         self.door = nil
+        box.takeUnretainedValue().handoff?.stop()
         box.release()
     }
 
@@ -92,35 +126,38 @@ private func frontDoorBeforeAnswers(_ context: UnsafeMutableRawPointer?) {
 /// The C transport dropped an answer given later: its side takes nothing more.
 private func frontDoorLaterGone(_ context: UnsafeMutableRawPointer?, _ id: cx_http_later) {
     guard let context else { return }
-    Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().laters.removeValue(forKey: id)?.markGone()
+    let box = Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue()
+    if let handoff = box.handoff { return handoff.gone(id) }
+    box.laters.removeValue(forKey: id)?.markGone()
+}
+
+/// Headers as the C transport takes them, alive while `body` runs.
+func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (UnsafePointer<cx_http_header>?, Int) -> T)
+    -> T
+{
+    let names = headers.map { strdup($0.name) }
+    let values = headers.map { strdup($0.value) }
+    defer {
+        for pointer in names + values { free(pointer) }
+    }
+    let cHeaders = zip(names, values).map { name, value in
+        cx_http_header(
+            name: name, name_len: name.map { strlen($0) } ?? 0, value: value, value_len: value.map { strlen($0) } ?? 0)
+    }
+    return cHeaders.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
 }
 
 /// Sends one piece of an answer given later to the C transport (any thread).
-private func send(_ piece: HTTPLater.Piece, door: OpaquePointer, id: cx_http_later) {
-    func withHeaders<T>(_ headers: [(name: String, value: String)], _ body: (UnsafePointer<cx_http_header>?, Int) -> T)
-        -> T
-    {
-        let names = headers.map { strdup($0.name) }
-        let values = headers.map { strdup($0.value) }
-        defer {
-            for pointer in names + values { free(pointer) }
-        }
-        let cHeaders = zip(names, values).map { name, value in
-            cx_http_header(
-                name: name, name_len: name.map { strlen($0) } ?? 0, value: value,
-                value_len: value.map { strlen($0) } ?? 0)
-        }
-        return cHeaders.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
-    }
+func sendPiece(_ piece: HTTPLater.Piece, door: OpaquePointer, id: cx_http_later) {
     switch piece {
     case .complete(let response):
-        withHeaders(response.headers) { headers, count in
+        withCHeaders(response.headers) { headers, count in
             response.body.withUnsafeBufferPointer { body in
                 cx_front_door_complete(door, id, Int32(response.status), headers, count, body.baseAddress, body.count)
             }
         }
     case .begin(let status, let headers):
-        withHeaders(headers) { headers, count in cx_front_door_stream_begin(door, id, Int32(status), headers, count) }
+        withCHeaders(headers) { headers, count in cx_front_door_stream_begin(door, id, Int32(status), headers, count) }
     case .write(let bytes):
         bytes.withUnsafeBufferPointer { cx_front_door_stream_write(door, id, $0.baseAddress, $0.count) }
     case .end:
@@ -155,22 +192,30 @@ private func frontDoorHandler(
         return (name: text(header.name, header.name_len), value: text(header.value, header.value_len))
     }
     let body = request.body.map { Array(UnsafeBufferPointer(start: $0, count: request.body_len)) } ?? []
-    let response = box.handler(
-        HTTPRequest(
-            headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) },
-            tls: request.tls, http2: request.http2))
+    let parsed = HTTPRequest(
+        headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) }, tls: request.tls,
+        http2: request.http2)
+    guard let handler = box.handler else {
+        // Handed over: answered later from the handling thread. The answer set here goes
+        // out only if the door cannot hold one more (then nothing was handed over).
+        let busy = Array("the world has \(RequestHandoff.limit) requests in hand; try again\n".utf8)
+        withCHeaders([("content-type", "text/plain"), ("retry-after", "1")]) { headers, count in
+            busy.withUnsafeBufferPointer { cx_http_answer_set(answer, 503, headers, count, $0.baseAddress, $0.count) }
+        }
+        guard let handoff = box.handoff, let door = request.door else { return }
+        let id = cx_http_answer_later(answer, 0)
+        if !handoff.take(RequestHandoff.Item(request: parsed, door: door, id: id)) {
+            // Not handed over: the 503 goes now; forget the id.
+            cx_http_answer_later_cancel(answer)
+        }
+        return
+    }
+    let response = handler(parsed)
     // The C side copies every byte before this returns; these copies live until then.
-    let names = response.headers.map { strdup($0.name) }
-    let values = response.headers.map { strdup($0.value) }
-    defer {
-        for pointer in names + values { free(pointer) }
-    }
-    let cHeaders = zip(names, values).map { name, value in
-        cx_http_header(
-            name: name, name_len: name.map { strlen($0) } ?? 0, value: value, value_len: value.map { strlen($0) } ?? 0)
-    }
-    response.body.withUnsafeBufferPointer { body in
-        cx_http_answer_set(answer, Int32(response.status), cHeaders, cHeaders.count, body.baseAddress, body.count)
+    withCHeaders(response.headers) { cHeaders, count in
+        response.body.withUnsafeBufferPointer { body in
+            cx_http_answer_set(answer, Int32(response.status), cHeaders, count, body.baseAddress, body.count)
+        }
     }
     if let fault = response.fault { cx_http_answer_fault(answer, fault.rawValue) }
     if let later = response.later, let door = request.door {
@@ -180,6 +225,6 @@ private func frontDoorHandler(
         // outlives every sink, as stop() joins it before freeing (ops after are dropped
         // with the gone answers).
         let handle = UInt(bitPattern: door)
-        later.attach { piece in send(piece, door: OpaquePointer(bitPattern: handle)!, id: id) }
+        later.attach { piece in sendPiece(piece, door: OpaquePointer(bitPattern: handle)!, id: id) }
     }
 }

@@ -93,9 +93,10 @@ enum Serve {
             }
         }
         // One world, one request at a time: the line protocol and the network take turns
-        // under this lock. The network's lines wait in `pending` until the front door's
-        // turn ends, then go out in one write before its answers do (and before any
-        // later line-protocol output, so the output keeps the order of handling).
+        // under this lock. The network's requests are handled in batches on a thread of
+        // their own, beside the door's; a batch's lines go out in one write before its
+        // answers do (and before any later line-protocol output, so the output keeps the
+        // order of handling).
         let session = Session(logMax: logMax)
         session.inspector = inspector
         session.plugins = plugins
@@ -132,11 +133,17 @@ enum Serve {
                         }
                     },
                     beforeAnswers: { world.withLock { _ = $0.flush() } },
-                    handler: { request in
+                    // The door's thread does TLS, HTTP/2 and sockets; this one, the world:
+                    // each batch's lines are written before any of its answers goes out.
+                    batches: { requests in
                         world.withLock { world in
-                            let exchange = world.session.handle(network: request)
-                            world.pending += exchange.lines
-                            return exchange.response
+                            let responses = requests.map { request in
+                                let exchange = world.session.handle(network: request)
+                                world.pending += exchange.lines
+                                return exchange.response
+                            }
+                            _ = world.flush()
+                            return responses
                         }
                     })
                 let shown = address.contains(":") ? "[\(address)]:\(door!.port)" : "\(address):\(door!.port)"

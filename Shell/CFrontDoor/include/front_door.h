@@ -60,6 +60,8 @@ typedef uint64_t cx_http_later;
 /* Returns the answer's id, or 0 when the door holds as many as it may (the answer
    set is then sent at once). */
 cx_http_later cx_http_answer_later(cx_http_answer *answer, int64_t wait_ms);
+/* Takes back cx_http_answer_later, in the handler: the answer set goes out now. */
+void cx_http_answer_later_cancel(cx_http_answer *answer);
 
 /* Called on the door's thread when an answer given later will take nothing more: it
    was sent at its deadline, or its client went away (the connection closed, the
@@ -90,6 +92,14 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
 /* From any thread: the answer `id` is this (headers and body are copied). */
 void cx_front_door_complete(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
                             size_t header_count, const unsigned char *body, size_t body_len);
+/* From any thread: the answer `id` is decided, as a handler decides its answer on the
+   door's thread: this answer, or the transport fault `fault` (CX_FAULT_*) instead; with
+   `hold_ms` >= 0 it is not sent yet but held as the answer to send at that deadline (0:
+   none), unless cx_front_door_complete or a stream answers first. How a handler that hands
+   its requests to another thread (cx_http_answer_later with no deadline) answers them. */
+void cx_front_door_settle(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
+                          size_t header_count, const unsigned char *body, size_t body_len, int fault,
+                          int64_t hold_ms);
 /* From any thread: the answer `id` is a stream: its status and headers now, then each
    piece as written (HTTP/2 DATA frames; HTTP/1.1 chunks), until it ends. */
 void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,

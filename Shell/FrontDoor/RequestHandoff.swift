@@ -1,0 +1,127 @@
+import CFrontDoor
+import CXHost
+import Foundation
+import HTTPMessage
+
+/// Requests handed from the door's thread to one other thread, which answers them in
+/// batches: the door's thread keeps doing TLS, HTTP/2 framing and sockets while the
+/// other handles what it read, so the two run on two cores. Each request's answer is
+/// given later (the transport's `cx_http_answer_later`) and settled from the handling
+/// thread once its batch is done, so a batch's handler can write what it owes the world
+/// (report lines) before any of its answers goes out.
+final class RequestHandoff: @unchecked Sendable {
+    struct Item {
+        let request: HTTPRequest
+        let door: OpaquePointer
+        let id: cx_http_later
+    }
+
+    /// How many requests may wait or be in hand at once: below the transport's bound on
+    /// answers given later (4,096), which the inspector's long polls and streams share.
+    static let limit = 3_072
+    /// The most requests one batch takes: a batch's answers wait for its last request, so
+    /// small batches keep latency low while still sparing a lock and a write per request.
+    static let batchSize = 32
+
+    private let queue = Monitor(State())
+    private let batches: @Sendable ([HTTPRequest]) -> [HTTPResponse]
+    /// Answers given later that the door still holds, by id, with the ids whose client
+    /// went away before the handling thread got to them.
+    let laters = Monitor(Laters())
+
+    struct State {
+        var waiting: [Item] = []
+        var inHand = 0
+        var refused = 0
+        var stopped = false
+    }
+
+    struct Laters {
+        var open: [cx_http_later: HTTPLater] = [:]
+        var gone: Set<cx_http_later> = []
+    }
+
+    init(_ batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]) {
+        self.batches = batches
+        let thread = Thread { [self] in run() }
+        thread.name = "front-door-world"
+        thread.start()
+    }
+
+    /// Takes a request on the door's thread; false when too many are in hand already
+    /// (the caller then answers 503 at once).
+    func take(_ item: Item) -> Bool {
+        queue.withLock { state in
+            guard state.waiting.count + state.inHand < Self.limit, !state.stopped else {
+                state.refused += 1
+                return false
+            }
+            state.waiting.append(item)
+            if state.waiting.count == 1 { queue.broadcast() }
+            return true
+        }
+    }
+
+    /// How many requests wait or are in hand now (a moment's figure).
+    var count: Int { queue.withLock { $0.waiting.count + $0.inHand } }
+    /// How many requests were answered 503 at once because the bound was reached.
+    var refused: Int { queue.withLock { $0.refused } }
+
+    func stop() {
+        queue.withLock { state in
+            state.stopped = true
+            queue.broadcast()
+        }
+    }
+
+    /// The door's thread: the client of answer `id` went away.
+    func gone(_ id: cx_http_later) {
+        let later = laters.withLock { laters -> HTTPLater? in
+            if let later = laters.open.removeValue(forKey: id) { return later }
+            laters.gone.insert(id)
+            return nil
+        }
+        later?.markGone()
+    }
+
+    private func run() {
+        while true {
+            let batch = queue.wait(
+                until: { !$0.waiting.isEmpty || $0.stopped },
+                then: { state -> [Item]? in
+                    if state.stopped { return nil }
+                    let taken = min(state.waiting.count, Self.batchSize)
+                    defer { state.waiting.removeFirst(taken) }
+                    state.inHand = taken
+                    return Array(state.waiting.prefix(taken))
+                })
+            guard let batch else { return }
+            let responses = batches(batch.map(\.request))
+            for (item, response) in zip(batch, responses) { settle(item, response) }
+            queue.withLock { $0.inHand = 0 }
+        }
+    }
+
+    /// Gives the transport the answer the handler decided: now, with its fault, or held
+    /// (an answer given later again: a long poll, a stream, a latency rule's wait).
+    private func settle(_ item: Item, _ response: HTTPResponse) {
+        let hold: Int64 = response.later.map { Int64($0.waitMilliseconds) } ?? -1
+        withCHeaders(response.headers) { headers, count in
+            response.body.withUnsafeBufferPointer { body in
+                cx_front_door_settle(
+                    item.door, item.id, Int32(response.status), headers, count, body.baseAddress, body.count,
+                    response.fault?.rawValue ?? 0, response.fault == nil ? hold : -1)
+            }
+        }
+        guard let later = response.later, response.fault == nil else { return }
+        let goneAlready = laters.withLock { laters -> Bool in
+            if laters.gone.remove(item.id) != nil { return true }
+            laters.open[item.id] = later
+            return false
+        }
+        if goneAlready { return later.markGone() }
+        let handle = UInt(bitPattern: item.door)
+        let id = item.id
+        later.attach { piece in sendPiece(piece, door: OpaquePointer(bitPattern: handle)!, id: id) }
+    }
+}
