@@ -147,7 +147,9 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
     }
 
     deinit {
-        close()
+        // The loop holds a connection from its start to its end (its jobs, its ticks, its
+        // socket's watch), so one that is going away never started or has ended: there is
+        // nothing to close, and no job may capture it now.
         mosquitto_destroy(handle)
     }
 
@@ -229,7 +231,7 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
                 status.closed = true
                 self.status.broadcast()
             }
-            return status.loopStarted && !status.closed
+            return status.loopStarted && !status.closed && !status.loopEnded
         }
         guard started else { return }
         loop.perform { [self] in

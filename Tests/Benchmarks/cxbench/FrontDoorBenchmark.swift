@@ -95,13 +95,19 @@ enum FrontDoorBenchmark {
             }
             nghttpd.terminate()
             nghttpd.waitUntilExit()
+            // Latency at half the saturation rate: the rate a service is run at.
+            let half = h2load(
+                uris: work + "/shell-uris", body: body, authorization: authorization,
+                pushes: min(pushes, Int(best.shell.perSecond / 2) * 3), log: work + "/half.log",
+                rate: best.shell.perSecond / 2)
             let ratio = best.shell.perSecond / max(best.floor.perSecond, 1)
             let values: [(String, Double)] = [
                 ("devices", Double(devices)), ("pushes", Double(pushes)), ("connections", 10), ("streams", 100),
                 ("pushes_per_second", best.shell.perSecond), ("ok", Double(best.shell.succeeded)),
                 ("p50_ms", best.shell.p50), ("p99_ms", best.shell.p99),
                 ("nghttpd_requests_per_second", best.floor.perSecond), ("nghttpd_p99_ms", best.floor.p99),
-                ("ours_over_floor", ratio),
+                ("ours_over_floor", ratio), ("half_rate", best.shell.perSecond / 2), ("half_rate_p50_ms", half.p50),
+                ("half_rate_p99_ms", half.p99),
             ]
             let note =
                 "every push carries one ES256 provider token, signed by a key registered with apns_key and checked"
@@ -128,13 +134,19 @@ enum FrontDoorBenchmark {
 
     /// One h2load run: requests per second, 2xx answers, and latency percentiles from
     /// its per-request log (microseconds in the third column).
-    static func h2load(uris: String, body: String, authorization: String, pushes: Int, log: String) -> Run {
+    /// `rate`: requests per second over all 10 clients (h2load's `--rps` per client);
+    /// nil: as fast as they go.
+    static func h2load(
+        uris: String, body: String, authorization: String, pushes: Int, log: String, rate: Double? = nil
+    ) -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "h2load", "-n", String(pushes), "-c", "10", "-m", "100", "-d", body, "-H", "apns-topic: com.example.app",
-            "-H", "authorization: \(authorization)", "-i", uris, "--log-file", log,
-        ]
+        process.arguments =
+            [
+                "h2load", "-n", String(pushes), "-c", "10", "-m", "100", "-d", body, "-H",
+                "apns-topic: com.example.app",
+                "-H", "authorization: \(authorization)", "-i", uris, "--log-file", log,
+            ] + (rate.map { ["--rps", String(max(Int($0 / 10), 1))] } ?? [])
         let pipe = Pipe()
         process.standardOutput = pipe
         guard (try? process.run()) != nil else { return Run() }
