@@ -125,6 +125,127 @@ enum FrontDoorBenchmark {
         shell.stop()
     }
 
+    /// FCM HTTP v1 the way a backend sends it: a service account's RS256 assertion (its key
+    /// registered with `google_key`) exchanged at `/token` for an access token, then
+    /// `messages:send` with that bearer token, over h2c and TLS, beside `nghttpd` answering
+    /// the same POSTs with a static 200. h2load sends one body, so every push names the
+    /// same Android device's token.
+    static func fcm(executable: URL) {
+        let pushes = max(Self.pushes / scale, 1_000)
+        let target = "reported (issue 22: >= 0.5 x nghttpd over h2c and TLS)"
+        guard let shell = try? startShell(executable) else {
+            report("front_door_fcm", [], target: target, met: false, note: "the shell did not start")
+            return
+        }
+        defer { shell.stop() }
+        let work = NSTemporaryDirectory() + "cxbench-fcm-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(
+            atPath: work + "/docroot/v1/projects/cxshell", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        _ = shell.send(#"{"op":"device","platform":"android"}"#)
+        _ = shell.send(#"{"op":"launch"}"#)
+        _ = shell.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+        let reply = shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
+        guard let output = (try? JSON.parse(text: reply))?["output"]?.stringValue,
+            let device = (try? JSON.parse(text: output))?["token"]?.stringValue,
+            let access = accessToken(shell: shell, work: work)
+        else {
+            report("front_door_fcm", [], target: target, met: false, note: "no device token or no access token")
+            return
+        }
+        shell.drainInBackground()
+        let body = work + "/message.json"
+        try? Data(#"{"message":{"token":"\#(device)","data":{"n":"1"}}}"#.utf8).write(to: URL(fileURLWithPath: body))
+        _ = FileManager.default.createFile(atPath: work + "/docroot/v1/projects/cxshell/messages:send", contents: nil)
+        for tls in [false, true] {
+            let scheme = tls ? "https" : "http"
+            guard let floorPort = try? LoopbackPort.free() else { return }
+            let path = "/v1/projects/cxshell/messages:send"
+            try? "\(scheme)://127.0.0.1:\(shell.port)\(path)\n".write(
+                toFile: work + "/shell-uris", atomically: true, encoding: .utf8)
+            try? "\(scheme)://127.0.0.1:\(floorPort)\(path)\n".write(
+                toFile: work + "/floor-uris", atomically: true, encoding: .utf8)
+            let nghttpd = Process()
+            nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            nghttpd.arguments =
+                ["nghttpd", "-d", work + "/docroot", String(floorPort)]
+                + (tls ? [shell.directory + "/server-key.pem", shell.directory + "/server.pem"] : ["--no-tls"])
+            nghttpd.standardOutput = FileHandle.nullDevice
+            nghttpd.standardError = FileHandle.nullDevice
+            try? nghttpd.run()
+            while !LoopbackPort.accepts(floorPort) { usleep(10_000) }
+            var best = (shell: Run(), floor: Run())
+            for _ in 0..<3 {
+                let ours = h2load(
+                    uris: work + "/shell-uris", body: body, authorization: "Bearer \(access)", pushes: pushes,
+                    log: work + "/ours.log")
+                if ours.perSecond > best.shell.perSecond { best.shell = ours }
+                let floor = h2load(
+                    uris: work + "/floor-uris", body: body, authorization: "Bearer \(access)", pushes: pushes,
+                    log: work + "/floor.log")
+                if floor.perSecond > best.floor.perSecond { best.floor = floor }
+            }
+            nghttpd.terminate()
+            nghttpd.waitUntilExit()
+            let half = h2load(
+                uris: work + "/shell-uris", body: body, authorization: "Bearer \(access)",
+                pushes: min(pushes, Int(best.shell.perSecond / 2) * 3), log: work + "/half.log",
+                rate: best.shell.perSecond / 2)
+            report(
+                tls ? "front_door_fcm_tls" : "front_door_fcm",
+                [
+                    ("pushes", Double(pushes)), ("pushes_per_second", best.shell.perSecond),
+                    ("ok", Double(best.shell.succeeded)), ("p50_ms", best.shell.p50), ("p99_ms", best.shell.p99),
+                    ("nghttpd_requests_per_second", best.floor.perSecond),
+                    ("ours_over_floor", best.shell.perSecond / max(best.floor.perSecond, 1)),
+                    ("half_rate_p50_ms", half.p50), ("half_rate_p99_ms", half.p99),
+                ], target: target, met: best.shell.succeeded == pushes,
+                note: "each message carries an access token from /token, for a key registered with google_key")
+        }
+    }
+
+    /// A service account's access token: its key made and registered, an RS256 assertion
+    /// signed with the `openssl` command, exchanged at the shell's `/token`.
+    static func accessToken(shell: Shell, work: String) -> String? {
+        func run(_ arguments: [String], input: Data? = nil) -> Data? {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return nil }
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return process.terminationStatus == 0 ? data : nil
+        }
+        let key = work + "/service-account.pem"
+        let email = "bench@cxshell.iam.gserviceaccount.com"
+        guard run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key]) != nil,
+            let publicKey = run(["openssl", "pkey", "-in", key, "-pubout"]).map({ String(decoding: $0, as: UTF8.self) }
+            ),
+            shell.send(
+                #"{"op":"google_key","client_email":"\#(email)","public_key":\#(JSON.string(publicKey).compactText)}"#
+            ).contains(#""ok":true"#)
+        else { return nil }
+        let now = Int(Date().timeIntervalSince1970)
+        let header = JWT.base64URLEncode(Array(#"{"alg":"RS256","typ":"JWT"}"#.utf8))
+        let claims = JWT.base64URLEncode(
+            Array(
+                #"{"iss":"\#(email)","scope":"https://www.googleapis.com/auth/firebase.messaging","aud":"https://oauth2.googleapis.com/token","iat":\#(now),"exp":\#(now + 3600)}"#
+                    .utf8))
+        let input = work + "/assertion-input"
+        try? Data("\(header).\(claims)".utf8).write(to: URL(fileURLWithPath: input))
+        guard let signature = run(["openssl", "dgst", "-sha256", "-sign", key, "-binary", input]) else { return nil }
+        let assertion = "\(header).\(claims).\(JWT.base64URLEncode(Array(signature)))"
+        let curl = run([
+            "curl", "-s", "-d",
+            "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)",
+            "http://127.0.0.1:\(shell.port)/token",
+        ])
+        return curl.flatMap { try? JSON.parse(Array($0)) }?["access_token"]?.stringValue
+    }
+
     struct Run {
         var perSecond = 0.0
         var succeeded = 0

@@ -18,6 +18,9 @@ if wanted("world") { WorldBenchmark.run() }
 if wanted("fleet") { FleetBenchmark.run() }
 if wanted("mqtt") { MQTTBenchmark.run() }
 if wanted("frontdoor") { FrontDoorBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
+if wanted("frontdoor") || only.contains("fcm") {
+    FrontDoorBenchmark.fcm(executable: here.appendingPathComponent("cxshell"))
+}
 if wanted("frontdoor") || only.contains("logcost") {
     FrontDoorBenchmark.logCost(executable: here.appendingPathComponent("cxshell"))
 }
