@@ -255,8 +255,10 @@ enum FrontDoorBenchmark {
 
     /// One h2load run: requests per second, 2xx answers, and latency percentiles from
     /// its per-request log (microseconds in the third column).
-    /// `rate`: requests per second over all 10 clients (h2load's `--rps` per client);
-    /// nil: as fast as they go.
+    /// `rate`: requests per second, sent steadily: 100 clients with one request in flight
+    /// each, at `rate / 100` per client (h2load's `--rps`; with many streams per client it
+    /// starts them in bursts, which measures its bursts); nil: 10 clients of 100 streams, as
+    /// fast as they go.
     static func h2load(
         uris: String, body: String, authorization: String, pushes: Int, log: String, rate: Double? = nil
     ) -> Run {
@@ -264,10 +266,11 @@ enum FrontDoorBenchmark {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             [
-                "h2load", "-n", String(pushes), "-c", "10", "-m", "100", "-d", body, "-H",
-                "apns-topic: com.example.app",
-                "-H", "authorization: \(authorization)", "-i", uris, "--log-file", log,
-            ] + (rate.map { ["--rps", String(max(Int($0 / 10), 1))] } ?? [])
+                "h2load", "-n", String(pushes), "-d", body, "-H", "apns-topic: com.example.app", "-H",
+                "authorization: \(authorization)", "-i", uris, "--log-file", log,
+            ]
+            + (rate.map { ["-c", "100", "-m", "1", "--rps", String(max(Int($0 / 100), 1))] }
+                ?? ["-c", "10", "-m", "100"])
         let pipe = Pipe()
         process.standardOutput = pipe
         guard (try? process.run()) != nil else { return Run() }
