@@ -81,34 +81,7 @@ public final class MQTTBroker: @unchecked Sendable {
         }
         try settings.write(to: configuration, atomically: true, encoding: .utf8)
         let executable = try Self.executable("mosquitto", in: ["/usr/sbin", "/usr/local/sbin"])
-        // posix_spawn and waitpid, not Foundation's Process: its waitUntilExit spins a
-        // run loop that can miss the exit of a child started from a test's thread.
-        var child: pid_t = 0
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let arguments = [executable, "-c", configuration.path]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        // The spawning thread may block signals (test runners' threads do); the child
-        // must not inherit that, or SIGTERM would never stop it.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        posix_spawnattr_setsigmask(&attributes, &signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        posix_spawnattr_setsigdefault(&attributes, &signals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let spawned = posix_spawn(&child, executable, &actions, &attributes, &argv, environ)
-        guard spawned == 0 else {
-            throw MQTTFailure("mosquitto could not be started: \(String(cString: strerror(spawned)))")
-        }
+        let child = try Self.spawn(executable, ["-c", configuration.path])
         // Ready when it accepts a connection; it exits at once when it cannot bind.
         for _ in 0..<500 {
             if LoopbackPort.accepts(port) {
@@ -162,19 +135,41 @@ public final class MQTTBroker: @unchecked Sendable {
         throw MQTTFailure("mosquitto_dynamic_security.so is not installed (it comes with Debian's mosquitto)")
     }
 
-    /// Runs a program to its end, its output discarded; throws unless it exits 0.
-    private static func run(_ executable: String, _ arguments: [String]) throws {
+    /// Starts a program with no input or output, and signals as a fresh process has them.
+    /// posix_spawn and waitpid, not Foundation's Process: its waitUntilExit spins a run loop
+    /// that can miss the exit of a child started from a test's thread.
+    private static func spawn(_ executable: String, _ arguments: [String]) throws -> pid_t {
         var child: pid_t = 0
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
-        guard posix_spawn(&child, executable, &actions, nil, &argv, environ) == 0 else {
-            throw MQTTFailure("\(executable) could not be started")
+        // The spawning thread may block signals (test runners' threads do); the child
+        // must not inherit that, or SIGTERM would never stop it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        posix_spawnattr_setsigmask(&attributes, &signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        posix_spawnattr_setsigdefault(&attributes, &signals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let spawned = posix_spawn(&child, executable, &actions, &attributes, &argv, environ)
+        guard spawned == 0 else {
+            throw MQTTFailure("\(executable) could not be started: \(String(cString: strerror(spawned)))")
         }
+        return child
+    }
+
+    /// Runs a program to its end; throws unless it exits 0.
+    private static func run(_ executable: String, _ arguments: [String]) throws {
+        let child = try spawn(executable, arguments)
         var status: Int32 = 0
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
         guard status == 0 else {

@@ -66,6 +66,16 @@ import Testing
             return try reply(JSON.object(line).compactText)
         }
 
+        /// A running app on a new device, registered on its OS channel (APNs, FCM); its token.
+        func osDevice(platform: String) throws -> String {
+            _ = send(#"{"op":"device","platform":"\#(platform)"}"#)
+            _ = send(#"{"op":"launch"}"#)
+            _ = send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+            let registered = try reply(#"{"op":"call","plugin":"push","method":"register"}"#)
+            let output = try #require(registered["output"]?.stringValue)
+            return try #require(try JSON.parse(text: output)["token"]?.stringValue)
+        }
+
         /// Waits for `count` arrivals and handles them; their report lines.
         func arrivals(_ count: Int = 1) throws -> [JSONObject] {
             #expect(session.hub.waitForArrivals(count: count, timeout: 10))
@@ -162,12 +172,7 @@ import Testing
         _ = try world.call("POST", "/messaging/providers/fcm", #"{"providerId":"fcm","name":"FCM"}"#)
         // d1 listens over Appwrite Push; d2 is the user's Android phone with an FCM token.
         #expect(try world.device()["ok"] == true)
-        _ = world.send(#"{"op":"device","platform":"android"}"#)
-        _ = world.send(#"{"op":"launch"}"#)
-        _ = world.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
-        let registered = try world.reply(#"{"op":"call","plugin":"push","method":"register"}"#)
-        let output = try #require(registered["output"]?.stringValue)
-        let token = try #require(try JSON.parse(text: output)["token"]?.stringValue)
+        let token = try world.osDevice(platform: "android")
         _ = try world.call("POST", "/users", #"{"userId":"u1"}"#)
         let target = try world.call(
             "POST", "/users/u1/targets",
@@ -345,12 +350,7 @@ import Testing
         let world = try World()
         _ = try world.call(
             "POST", "/messaging/providers/apns", #"{"providerId":"apns","name":"APNs","bundleId":"com.example.app"}"#)
-        _ = world.send(#"{"op":"device","platform":"ios"}"#)
-        _ = world.send(#"{"op":"launch"}"#)
-        _ = world.send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
-        let registered = try world.reply(#"{"op":"call","plugin":"push","method":"register"}"#)
-        let output = try #require(registered["output"]?.stringValue)
-        let token = try #require(try JSON.parse(text: output)["token"]?.stringValue)
+        let token = try world.osDevice(platform: "ios")
         _ = try world.call("POST", "/users", #"{"userId":"u1"}"#)
         _ = try world.call(
             "POST", "/users/u1/targets",

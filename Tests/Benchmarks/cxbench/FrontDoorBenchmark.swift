@@ -65,41 +65,14 @@ enum FrontDoorBenchmark {
             func uris(_ port: Int) -> String {
                 tokens.map { "\(scheme)://127.0.0.1:\(port)/3/device/\($0)" }.joined(separator: "\n") + "\n"
             }
-            try? uris(shell.port).write(toFile: work + "/shell-uris", atomically: true, encoding: .utf8)
-            guard let floorPort = try? LoopbackPort.free() else {
+            guard
+                let (best, half) = sideBySide(
+                    shell: shell, work: work, tls: tls, uris: uris, body: body, authorization: authorization,
+                    pushes: pushes)
+            else {
                 report("front_door_pushes", [], target: "pushes_per_second >= 25000", met: false, note: "no free port")
                 return
             }
-            try? uris(floorPort).write(toFile: work + "/floor-uris", atomically: true, encoding: .utf8)
-            let nghttpd = Process()
-            nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            nghttpd.arguments =
-                ["nghttpd", "-d", work + "/docroot", String(floorPort)]
-                + (tls ? [shell.directory + "/server-key.pem", shell.directory + "/server.pem"] : ["--no-tls"])
-            nghttpd.standardOutput = FileHandle.nullDevice
-            nghttpd.standardError = FileHandle.nullDevice
-            try? nghttpd.run()
-            while !LoopbackPort.accepts(floorPort) { usleep(10_000) }
-
-            // Interleaved rounds; each side keeps its best.
-            var best = (shell: Run(), floor: Run())
-            for _ in 0..<3 {
-                let ours = h2load(
-                    uris: work + "/shell-uris", body: body, authorization: authorization, pushes: pushes,
-                    log: work + "/ours.log")
-                if ours.perSecond > best.shell.perSecond { best.shell = ours }
-                let floor = h2load(
-                    uris: work + "/floor-uris", body: body, authorization: authorization, pushes: pushes,
-                    log: work + "/floor.log")
-                if floor.perSecond > best.floor.perSecond { best.floor = floor }
-            }
-            nghttpd.terminate()
-            nghttpd.waitUntilExit()
-            // Latency at half the saturation rate: the rate a service is run at.
-            let half = h2load(
-                uris: work + "/shell-uris", body: body, authorization: authorization,
-                pushes: min(pushes, Int(best.shell.perSecond / 2) * 3), log: work + "/half.log",
-                rate: best.shell.perSecond / 2)
             let ratio = best.shell.perSecond / max(best.floor.perSecond, 1)
             let values: [(String, Double)] = [
                 ("devices", Double(devices)), ("pushes", Double(pushes)), ("connections", 10), ("streams", 100),
@@ -123,6 +96,47 @@ enum FrontDoorBenchmark {
             }
         }
         shell.stop()
+    }
+
+    /// Our shell and `nghttpd` (serving `work/docroot`, over TLS with the shell's own
+    /// certificate when `tls`) under the same h2load command, in interleaved rounds, each
+    /// keeping its best; then ours at half its best rate. `uris` gives the URI list for a
+    /// port. Nil when no port is free for the floor.
+    static func sideBySide(
+        shell: Shell, work: String, tls: Bool, uris: (Int) -> String, body: String, authorization: String,
+        pushes: Int
+    ) -> (best: (shell: Run, floor: Run), half: Run)? {
+        guard let floorPort = try? LoopbackPort.free() else { return nil }
+        try? uris(shell.port).write(toFile: work + "/shell-uris", atomically: true, encoding: .utf8)
+        try? uris(floorPort).write(toFile: work + "/floor-uris", atomically: true, encoding: .utf8)
+        let nghttpd = Process()
+        nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        nghttpd.arguments =
+            ["nghttpd", "-d", work + "/docroot", String(floorPort)]
+            + (tls ? [shell.directory + "/server-key.pem", shell.directory + "/server.pem"] : ["--no-tls"])
+        nghttpd.standardOutput = FileHandle.nullDevice
+        nghttpd.standardError = FileHandle.nullDevice
+        try? nghttpd.run()
+        while !LoopbackPort.accepts(floorPort) { usleep(10_000) }
+        var best = (shell: Run(), floor: Run())
+        for _ in 0..<3 {
+            let ours = h2load(
+                uris: work + "/shell-uris", body: body, authorization: authorization, pushes: pushes,
+                log: work + "/ours.log")
+            if ours.perSecond > best.shell.perSecond { best.shell = ours }
+            let floor = h2load(
+                uris: work + "/floor-uris", body: body, authorization: authorization, pushes: pushes,
+                log: work + "/floor.log")
+            if floor.perSecond > best.floor.perSecond { best.floor = floor }
+        }
+        nghttpd.terminate()
+        nghttpd.waitUntilExit()
+        // Latency at half the saturation rate: the rate a service is run at.
+        let half = h2load(
+            uris: work + "/shell-uris", body: body, authorization: authorization,
+            pushes: min(pushes, Int(best.shell.perSecond / 2) * 3), log: work + "/half.log",
+            rate: best.shell.perSecond / 2)
+        return (best, half)
     }
 
     /// FCM HTTP v1 the way a backend sends it: a service account's RS256 assertion (its key
@@ -159,38 +173,12 @@ enum FrontDoorBenchmark {
         _ = FileManager.default.createFile(atPath: work + "/docroot/v1/projects/cxshell/messages:send", contents: nil)
         for tls in [false, true] {
             let scheme = tls ? "https" : "http"
-            guard let floorPort = try? LoopbackPort.free() else { return }
             let path = "/v1/projects/cxshell/messages:send"
-            try? "\(scheme)://127.0.0.1:\(shell.port)\(path)\n".write(
-                toFile: work + "/shell-uris", atomically: true, encoding: .utf8)
-            try? "\(scheme)://127.0.0.1:\(floorPort)\(path)\n".write(
-                toFile: work + "/floor-uris", atomically: true, encoding: .utf8)
-            let nghttpd = Process()
-            nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            nghttpd.arguments =
-                ["nghttpd", "-d", work + "/docroot", String(floorPort)]
-                + (tls ? [shell.directory + "/server-key.pem", shell.directory + "/server.pem"] : ["--no-tls"])
-            nghttpd.standardOutput = FileHandle.nullDevice
-            nghttpd.standardError = FileHandle.nullDevice
-            try? nghttpd.run()
-            while !LoopbackPort.accepts(floorPort) { usleep(10_000) }
-            var best = (shell: Run(), floor: Run())
-            for _ in 0..<3 {
-                let ours = h2load(
-                    uris: work + "/shell-uris", body: body, authorization: "Bearer \(access)", pushes: pushes,
-                    log: work + "/ours.log")
-                if ours.perSecond > best.shell.perSecond { best.shell = ours }
-                let floor = h2load(
-                    uris: work + "/floor-uris", body: body, authorization: "Bearer \(access)", pushes: pushes,
-                    log: work + "/floor.log")
-                if floor.perSecond > best.floor.perSecond { best.floor = floor }
-            }
-            nghttpd.terminate()
-            nghttpd.waitUntilExit()
-            let half = h2load(
-                uris: work + "/shell-uris", body: body, authorization: "Bearer \(access)",
-                pushes: min(pushes, Int(best.shell.perSecond / 2) * 3), log: work + "/half.log",
-                rate: best.shell.perSecond / 2)
+            guard
+                let (best, half) = sideBySide(
+                    shell: shell, work: work, tls: tls, uris: { "\(scheme)://127.0.0.1:\($0)\(path)\n" }, body: body,
+                    authorization: "Bearer \(access)", pushes: pushes)
+            else { return }
             report(
                 tls ? "front_door_fcm_tls" : "front_door_fcm",
                 [
