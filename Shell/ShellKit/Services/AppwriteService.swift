@@ -28,6 +28,9 @@ final class AppwriteService {
     static let jwtLifetime: Int64 = 15 * 60 * 1000
     /// How many missed messages per topic a known client id gets back (APW-14).
     static let replayDepth = 5
+    /// How many publications per topic the replay rule remembers: more than mosquitto
+    /// queues for one client by default (1,000), so every message it replays is known.
+    static let publicationMemory = 1_024
 
     init(world: World, apns: APNsService, fcm: FCMService) {
         self.world = world
@@ -734,6 +737,9 @@ final class AppwriteService {
         }
         project.publications[topic, default: []].append(
             .init(number: number, messageID: push.messageID, topic: topic, publishedAt: world.clock(), expiry: expiry))
+        if project.publications[topic]!.count > Self.publicationMemory {
+            project.publications[topic]!.removeFirst(project.publications[topic]!.count - Self.publicationMemory)
+        }
         let enforced = project.admin == nil ? "; the broker enforces nothing (the project has no admin)" : ""
         return "published to \(topic) over Appwrite Push at QoS \(qos), kept \(expiry) s for offline devices\(enforced)"
     }
@@ -751,11 +757,12 @@ final class AppwriteService {
     /// published before the connection's session began (a replay), and it expired on the
     /// world's clock, or `replayDepth` newer ones on its topic were missed too.
     func replayVerdict(_ arrival: ChannelArrival) -> String? {
+        guard projects.values.contains(where: { $0.publications[arrival.message.topic] != nil }),
+            let messageID = Self.messageID(arrival)
+        else { return nil }
         for project in projects.values {
             guard let list = project.publications[arrival.message.topic],
-                let index = list.lastIndex(where: {
-                    $0.number <= arrival.sessionStart && Self.messageID(arrival) == $0.messageID
-                })
+                let index = list.lastIndex(where: { $0.number <= arrival.sessionStart && $0.messageID == messageID })
             else { continue }
             let publication = list[index]
             if world.clock() >= publication.publishedAt + Int64(publication.expiry) * 1000 {
