@@ -391,4 +391,42 @@ import Testing
         let entry = try #require(world.session.log.entries(matching: .init(), limit: 1, newestFirst: true).first)
         #expect(entry.source == "appwrite" && entry.status == 201, "\(entry)")
     }
+
+    @Test func APW9_aProjectThatCannotBeSetUpIsRefusedByName() throws {
+        let world = try World(enforced: true)
+        let stopped = try MQTTBroker()
+        let unreachable = stopped.endpoint
+        stopped.stop()
+        let endpoint = world.broker.endpoint
+        for (line, words) in [
+            (#"{"op":"appwrite_project","key":"k","endpoint":"\#(endpoint)"}"#, #"needs a string field "project""#),
+            (#"{"op":"appwrite_project","project":"p2","key":"k","endpoint":"http://x"}"#, "mqtt://HOST:PORT"),
+            (#"{"op":"appwrite_project","project":"p2","key":"k","endpoint":"\#(unreachable)"}"#, "cannot be reached"),
+            (
+                #"{"op":"appwrite_project","project":"p2","key":"k","endpoint":"\#(endpoint)","admin":{"username":"admin","password":"wrong"}}"#,
+                "not authorised"
+            ),
+            (
+                #"{"op":"appwrite_project","project":"p2","key":"k","endpoint":"\#(endpoint)","admin":"admin"}"#,
+                #""admin" must be"#
+            ),
+        ] {
+            let reply = try world.reply(line)
+            #expect(reply["ok"] == false && reply["error"]?.stringValue?.contains(words) == true, "\(reply)")
+        }
+        // None of them made the project; p1 still answers, and a bad admin given for p1
+        // leaves it as it was: its devices still receive what it sends.
+        #expect(try world.call("GET", "/users/u1", project: "p2").body["type"] == "project_not_found")
+        #expect(try world.call("GET", "/users/u1").body["type"] == "user_not_found")
+        let again = try world.reply(
+            #"{"op":"appwrite_project","project":"p1","key":"k1","endpoint":"\#(endpoint)","admin":{"username":"admin","password":"wrong"}}"#
+        )
+        #expect(again["ok"] == false)
+        _ = try world.call("POST", "/users", #"{"userId":"u1"}"#)
+        let secret = try world.session(for: "u1")
+        #expect(try world.device(options: #","credential":"\#(secret)""#)["ok"] == true)
+        let sent = try world.call("POST", "/messaging/messages/push", #"{"messageId":"m1","title":"t","users":["u1"]}"#)
+        #expect(sent.body["status"] == "sent", "\(sent.body)")
+        #expect(try world.arrivals().first?["messageId"] == "m1")
+    }
 }

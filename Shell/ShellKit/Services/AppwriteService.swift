@@ -49,7 +49,6 @@ final class AppwriteService {
         guard let (host, port) = Device.parseEndpoint(endpoint) else {
             throw DeviceRefusal("\"endpoint\" must be mqtt://HOST:PORT, not '\(endpoint)'")
         }
-        brokers.removeValue(forKey: id)?.publisher.close()
         var security: DynamicSecurity?
         var login: (username: String, password: String)?
         do {
@@ -90,8 +89,15 @@ final class AppwriteService {
             let publisher = try MQTTConnection(
                 clientID: "cx-appwrite-\(id)-" + Self.secret().prefix(8), cleanSession: true, version: .v5, login: login
             )
-            try publisher.connect(host: host, port: port)
-            brokers[id] = Broker(publisher: publisher, security: security)
+            do {
+                try publisher.connect(host: host, port: port)
+            } catch {
+                // A refused connect is tried again in the background until closed.
+                publisher.close()
+                throw error
+            }
+            // Only a broker set up in full replaces the one the project had.
+            brokers.updateValue(Broker(publisher: publisher, security: security), forKey: id)?.publisher.close()
         } catch {
             throw DeviceRefusal("the project's broker at \(endpoint) could not be set up: \(error)")
         }
