@@ -108,9 +108,10 @@ public final class FrontDoor: @unchecked Sendable {
     /// Closes every connection and the port.
     public func stop() {
         guard let door else { return }
+        // The handling thread first: it settles answers on the door until it ends.
+        box.takeUnretainedValue().handoff?.stop()
         cx_front_door_stop(door)
         self.door = nil
-        box.takeUnretainedValue().handoff?.stop()
         box.release()
     }
 

@@ -34,6 +34,7 @@ final class RequestHandoff: @unchecked Sendable {
         var inHand = 0
         var refused = 0
         var stopped = false
+        var ended = false
     }
 
     struct Laters {
@@ -67,11 +68,14 @@ final class RequestHandoff: @unchecked Sendable {
     /// How many requests were answered 503 at once because the bound was reached.
     var refused: Int { queue.withLock { $0.refused } }
 
+    /// Takes no more requests, and waits until the batch in hand (if any) was handled and
+    /// settled: the door must outlive every answer settled for it.
     func stop() {
         queue.withLock { state in
             state.stopped = true
             queue.broadcast()
         }
+        queue.wait(until: { $0.ended }, then: { _ in })
     }
 
     /// The door's thread: the client of answer `id` went away.
@@ -95,7 +99,12 @@ final class RequestHandoff: @unchecked Sendable {
                     state.inHand = taken
                     return Array(state.waiting.prefix(taken))
                 })
-            guard let batch else { return }
+            guard let batch else {
+                return queue.withLock { state in
+                    state.ended = true
+                    queue.broadcast()
+                }
+            }
             let responses = batches(batch.map(\.request))
             for (item, response) in zip(batch, responses) { settle(item, response) }
             queue.withLock { $0.inHand = 0 }
