@@ -14,10 +14,10 @@ final class AppwriteService {
     let world: World
     let apns: APNsService
     let fcm: FCMService
-    private(set) var projects: [String: AppwriteProject] = [:]
+    var projects: [String: AppwriteProject] = [:]
     /// Each project's connections to its broker: the publisher, and the administrator.
-    private var brokers: [String: Broker] = [:]
-    private var nextID = 0
+    var brokers: [String: Broker] = [:]
+    var nextID = 0
 
     struct Broker {
         var publisher: MQTTConnection
@@ -183,9 +183,9 @@ final class AppwriteService {
         }
     }
 
-    private typealias Done = (status: Int, document: JSONObject?, effect: String, report: JSONObject)
+    typealias Done = (status: Int, document: JSONObject?, effect: String, report: JSONObject)
 
-    private func route(_ method: String, _ s: [String], _ body: JSONObject, _ project: String) -> Result<
+    func route(_ method: String, _ s: [String], _ body: JSONObject, _ project: String) -> Result<
         Done, AppwriteError
     > {
         switch (method, s.count) {
@@ -238,321 +238,9 @@ final class AppwriteService {
         return failure(error, route: nil)
     }
 
-    // MARK: Providers (APW-10)
-
-    private func createProvider(kind: String, _ body: JSONObject, _ project: String) -> Result<Done, AppwriteError> {
-        guard ["appwrite", "fcm", "apns"].contains(kind) else {
-            return .failure(AppwriteError(404, "general_route_not_found", "The requested route was not found."))
-        }
-        let id: String
-        switch resolveID(body["providerId"], "providerId") {
-        case .failure(let error): return .failure(error)
-        case .success(let value): id = value
-        }
-        guard projects[project]?.providers[id] == nil else {
-            return .failure(
-                AppwriteError(409, "provider_already_exists", "Provider with the requested ID already exists."))
-        }
-        guard case .string(let name)? = body["name"], !name.isEmpty else {
-            return .failure(
-                .invalid(
-                    "Invalid `name` param: Value must be a valid string and at least 1 chars and no longer than 128 chars"
-                ))
-        }
-        let now = world.clock()
-        var provider = AppwriteProject.Provider(
-            id: id, name: name, kind: kind, enabled: true, createdAt: now, updatedAt: now)
-        if let error = apply(body, to: &provider) { return .failure(error) }
-        projects[project]?.providers[id] = provider
-        return .success((201, Self.document(provider), "created the \(kind) provider \(id)", JSONObject()))
-    }
-
-    private func updateProvider(kind: String, id: String, _ body: JSONObject, _ project: String) -> Result<
-        Done, AppwriteError
-    > {
-        guard var provider = projects[project]?.providers[id], provider.kind == kind else {
-            return .failure(Self.notFound("provider"))
-        }
-        if case .string(let name)? = body["name"] { provider.name = name }
-        if let error = apply(body, to: &provider) { return .failure(error) }
-        provider.updatedAt = world.clock()
-        projects[project]?.providers[id] = provider
-        return .success((200, Self.document(provider), "updated the \(kind) provider \(id)", JSONObject()))
-    }
-
-    /// The settings a provider's create and update share.
-    private func apply(_ body: JSONObject, to provider: inout AppwriteProject.Provider) -> AppwriteError? {
-        switch body["enabled"] {
-        case nil, .null?: break
-        case .bool(let value)?: provider.enabled = value
-        default: return .invalid("Invalid `enabled` param: Value must be a valid boolean")
-        }
-        if provider.kind == "appwrite" {
-            switch body["qos"] {
-            case nil: break
-            case .null?: provider.qos = nil
-            case let value? where value.wholeNumber == 0 || value.wholeNumber == 1: provider.qos = value.wholeNumber
-            default: return .invalid("Invalid `qos` param: Value must be 0, 1 or null")
-            }
-            switch body["expiry"] {
-            case nil: break
-            case .null?: provider.expiry = nil
-            case let value? where (0...604_800).contains(value.wholeNumber ?? -1): provider.expiry = value.wholeNumber
-            default: return .invalid("Invalid `expiry` param: Value must be a valid range between 0 and 604,800")
-            }
-        }
-        if provider.kind == "fcm", case .object(let account)? = body["serviceAccountJSON"] {
-            provider.fcmProject = account["project_id"]?.stringValue
-        }
-        if provider.kind == "apns" {
-            if case .string(let bundle)? = body["bundleId"] { provider.bundleID = bundle }
-            if case .bool(let sandbox)? = body["sandbox"] { provider.sandbox = sandbox }
-        }
-        return nil
-    }
-
-    // MARK: Users, credentials, targets (APW-11, APW-13)
-
-    private func createUser(_ body: JSONObject, _ project: String) -> Result<Done, AppwriteError> {
-        let id: String
-        switch resolveID(body["userId"], "userId") {
-        case .failure(let error): return .failure(error)
-        case .success(let value): id = value
-        }
-        guard projects[project]?.users[id] == nil else {
-            return .failure(
-                AppwriteError(
-                    409, "user_already_exists",
-                    "A user with the same id, email, or phone already exists in this project."))
-        }
-        var user = AppwriteProject.User(id: id, createdAt: world.clock())
-        user.name = body["name"]?.stringValue ?? ""
-        user.email = body["email"]?.stringValue ?? ""
-        user.phone = body["phone"]?.stringValue ?? ""
-        projects[project]?.users[id] = user
-        return .success((201, document(user, in: project), "created user \(id)", JSONObject()))
-    }
-
-    /// A user made through the API, or one a device signed in as on this project's
-    /// broker (the channel's `user`), made now.
-    private func knownUser(_ id: String, in project: String) -> AppwriteProject.User? {
-        if let user = projects[project]?.users[id] { return user }
-        guard let endpoint = projects[project]?.endpoint,
-            world.devices.contains(where: { $0.appwriteSignIns.contains { $0.user == id && $0.endpoint == endpoint } })
-        else { return nil }
-        let user = AppwriteProject.User(id: id, createdAt: world.clock())
-        projects[project]?.users[id] = user
-        return user
-    }
-
-    private func createCredential(user id: String, jwt: Bool, _ body: JSONObject, _ project: String) -> Result<
-        Done, AppwriteError
-    > {
-        guard knownUser(id, in: project) != nil else { return .failure(Self.notFound("user")) }
-        let now = world.clock()
-        var credential = AppwriteProject.Credential(secret: Self.secret())
-        var document: JSONObject
-        if jwt {
-            var lifetime = Self.jwtLifetime
-            if let seconds = body["duration"]?.wholeNumber {
-                guard (0...3600).contains(seconds) else {
-                    return .failure(
-                        .invalid("Invalid `duration` param: Value must be a valid range between 0 and 3,600"))
-                }
-                lifetime = Int64(seconds) * 1000
-            }
-            let expires = now + lifetime
-            credential.secret = Self.jwt(user: id, expires: expires)
-            credential.expiresAt = expires
-            document = JSONObject([("jwt", .string(credential.secret))])
-        } else {
-            let session = makeID()
-            document = Self.session(id: session, user: id, secret: credential.secret, now: now)
-        }
-        projects[project]?.credentials[id] = credential
-        do {
-            try grant(id, in: project)
-        } catch {
-            return .failure(AppwriteError(500, "general_unknown", "The broker's rights could not be set: \(error)"))
-        }
-        return .success(
-            (
-                201, document,
-                "made a \(jwt ? "JWT (15 minutes)" : "session") for \(id): the broker's password for its devices",
-                JSONObject()
-            ))
-    }
-
-    private func createTarget(user id: String, _ body: JSONObject, _ project: String) -> Result<Done, AppwriteError> {
-        guard knownUser(id, in: project) != nil else { return .failure(Self.notFound("user")) }
-        let targetID: String
-        switch resolveID(body["targetId"], "targetId") {
-        case .failure(let error): return .failure(error)
-        case .success(let value): targetID = value
-        }
-        guard projects[project]?.targets[targetID] == nil else {
-            return .failure(AppwriteError(409, "target_already_exists", "A target with the same ID already exists."))
-        }
-        guard body["providerType"]?.stringValue == "push" else {
-            return .failure(
-                .invalid("Invalid `providerType` param: this world serves push targets (providerType \"push\")"))
-        }
-        guard case .string(let identifier)? = body["identifier"], !identifier.isEmpty else {
-            return .failure(.invalid("Invalid `identifier` param: Value must be a valid string"))
-        }
-        var kind = "appwrite"
-        let providerID = body["providerId"]?.stringValue
-        if let providerID {
-            guard let provider = projects[project]?.providers[providerID] else {
-                return .failure(Self.notFound("provider"))
-            }
-            kind = provider.kind
-        } else if let first = projects[project]?.providers.values.filter(\.enabled).min(by: {
-            $0.createdAt < $1.createdAt
-        }) {
-            // Appwrite assigns a target without providerId to one of the enabled providers.
-            kind = first.kind
-        }
-        let target = AppwriteProject.Target(
-            id: targetID, userID: id, providerID: providerID, kind: kind, identifier: identifier,
-            name: body["name"]?.stringValue ?? "", createdAt: world.clock())
-        projects[project]?.targets[targetID] = target
-        return .success(
-            (201, Self.document(target), "created the \(kind) push target \(targetID) of \(id)", JSONObject()))
-    }
-
-    // MARK: Topics and subscribers (APW-11)
-
-    private func createTopic(_ body: JSONObject, _ project: String) -> Result<Done, AppwriteError> {
-        let id: String
-        switch resolveID(body["topicId"], "topicId") {
-        case .failure(let error): return .failure(error)
-        case .success(let value): id = value
-        }
-        guard projects[project]?.topics[id] == nil else {
-            return .failure(AppwriteError(409, "topic_already_exists", "Topic with the request ID already exists."))
-        }
-        guard case .string(let name)? = body["name"], !name.isEmpty else {
-            return .failure(
-                .invalid(
-                    "Invalid `name` param: Value must be a valid string and at least 1 chars and no longer than 128 chars"
-                ))
-        }
-        var topic = AppwriteProject.Topic(
-            id: id, name: name, description: body["description"]?.stringValue ?? "", createdAt: world.clock())
-        if let qos = body["qos"], qos != .null {
-            guard qos.wholeNumber == 0 || qos.wholeNumber == 1 else {
-                return .failure(.invalid("Invalid `qos` param: Value must be 0, 1 or null"))
-            }
-            topic.qos = qos.wholeNumber
-        }
-        if let expiry = body["expiry"], expiry != .null {
-            guard let seconds = expiry.wholeNumber, (0...604_800).contains(seconds) else {
-                return .failure(.invalid("Invalid `expiry` param: Value must be a valid range between 0 and 604,800"))
-            }
-            topic.expiry = seconds
-        }
-        projects[project]?.topics[id] = topic
-        return .success((201, document(topic, in: project), "created topic \(id)", JSONObject()))
-    }
-
-    private func createSubscriber(topic topicID: String, _ body: JSONObject, _ project: String) -> Result<
-        Done, AppwriteError
-    > {
-        guard projects[project]?.topics[topicID] != nil else { return .failure(Self.notFound("topic")) }
-        let id: String
-        switch resolveID(body["subscriberId"], "subscriberId") {
-        case .failure(let error): return .failure(error)
-        case .success(let value): id = value
-        }
-        guard projects[project]?.subscribers[id] == nil else {
-            return .failure(
-                AppwriteError(409, "subscriber_already_exists", "Subscriber with the request ID already exists."))
-        }
-        guard case .string(let targetID)? = body["targetId"], let target = projects[project]?.targets[targetID] else {
-            return .failure(Self.notFound("target"))
-        }
-        let subscriber = AppwriteProject.Subscriber(
-            id: id, topicID: topicID, targetID: targetID, createdAt: world.clock())
-        projects[project]?.subscribers[id] = subscriber
-        do {
-            try grant(target.userID, in: project)
-        } catch {
-            return .failure(AppwriteError(500, "general_unknown", "The broker's rights could not be set: \(error)"))
-        }
-        return .success(
-            (
-                201, document(subscriber, in: project),
-                "\(target.userID)'s target \(targetID) subscribes to \(topicID)", JSONObject()
-            ))
-    }
-
-    private func deleteSubscriber(topic topicID: String, id: String, _ project: String) -> Result<Done, AppwriteError> {
-        guard let subscriber = projects[project]?.subscribers[id], subscriber.topicID == topicID else {
-            return .failure(Self.notFound("subscriber"))
-        }
-        projects[project]?.subscribers.removeValue(forKey: id)
-        let user = projects[project]?.targets[subscriber.targetID]?.userID
-        var effect = "removed subscriber \(id) from \(topicID)"
-        if let user {
-            do {
-                try grant(user, in: project)
-            } catch {
-                return .failure(AppwriteError(500, "general_unknown", "The broker's rights could not be set: \(error)"))
-            }
-            if !(projects[project]?.topics(of: user).contains(topicID) ?? false) {
-                effect += "; \(user) no longer subscribes to it through any target: the broker stops delivering it"
-            }
-        }
-        return .success((204, nil, effect, JSONObject()))
-    }
-
-    // MARK: The broker's rights (APW-13)
-
-    /// Sets a user's broker client and role to what the project says: the user's current
-    /// credential as its password, and receiving only `users/<id>` and its topics.
-    private func grant(_ user: String, in project: String) throws {
-        guard let security = brokers[project]?.security, let state = projects[project] else { return }
-        let role = "appwrite-user-" + user
-        let topics = ["users/" + user] + state.topics(of: user).sorted()
-        var commands = [
-            JSONObject([("command", "deleteRole"), ("rolename", .string(role))]),
-            JSONObject([("command", "createRole"), ("rolename", .string(role))]),
-        ]
-        for topic in topics {
-            commands.append(Self.acl("addRoleACL", role: role, type: "subscribeLiteral", topic: topic))
-            commands.append(Self.acl("addRoleACL", role: role, type: "publishClientReceive", topic: topic))
-        }
-        commands.append(JSONObject([("command", "createClient"), ("username", .string(user))]))
-        let password = state.credentials[user].flatMap { credential in
-            credential.expiresAt.map { $0 > world.clock() } ?? true ? credential.secret : nil
-        }
-        // No credential, or an expired one: a password nobody holds.
-        commands.append(
-            JSONObject([
-                ("command", "setClientPassword"), ("username", .string(user)),
-                ("password", .string(password ?? Self.secret())),
-            ]))
-        commands.append(
-            JSONObject([("command", "addClientRole"), ("username", .string(user)), ("rolename", .string(role))]))
-        try security.run(commands, tolerating: ["Role not found", "Client already exists"])
-    }
-
-    /// JWTs past their 15 minutes on the world's clock stop working: the broker's password
-    /// changes, so a reconnect with one is refused (APW-13). Called before each request.
-    func expireCredentials() {
-        let now = world.clock()
-        for (project, state) in projects {
-            for (user, credential) in state.credentials where (credential.expiresAt ?? .max) <= now {
-                projects[project]?.credentials.removeValue(forKey: user)
-                try? grant(user, in: project)
-            }
-        }
-    }
-
     // MARK: Sending (APW-12, APW-15)
 
-    private func createPush(_ body: JSONObject, _ projectID: String) -> Result<Done, AppwriteError> {
+    func createPush(_ body: JSONObject, _ projectID: String) -> Result<Done, AppwriteError> {
         let messageID: String
         switch resolveID(body["messageId"], "messageId") {
         case .failure(let error): return .failure(error)
@@ -679,7 +367,7 @@ final class AppwriteService {
 
     /// A push to an FCM or APNs target, as Appwrite's provider sends it, through the
     /// world's own services and their validators: the device reached and what happened.
-    private func sendDirect(_ push: AppwritePush, to target: AppwriteProject.Target, in project: AppwriteProject) -> (
+    func sendDirect(_ push: AppwritePush, to target: AppwriteProject.Target, in project: AppwriteProject) -> (
         String?, String
     ) {
         let provider = target.providerID.flatMap { project.providers[$0] }
@@ -730,7 +418,7 @@ final class AppwriteService {
 
     /// Publishes Appwrite's message JSON on `topic` at the provider's and the topic's
     /// lowest QoS, kept for offline devices for the topic's expiry (MQTT 5 message expiry).
-    private func publish(_ push: AppwritePush, on topic: String, in project: inout AppwriteProject) -> String {
+    func publish(_ push: AppwritePush, on topic: String, in project: inout AppwriteProject) -> String {
         guard let publisher = brokers[project.id]?.publisher else { return "failed: the project has no broker" }
         let own = project.topics[topic]
         let qos = min(project.providerQoS, own?.qos ?? 1)
@@ -751,7 +439,7 @@ final class AppwriteService {
     }
 
     /// The devices of this world that listen on `topic` at the project's broker now.
-    private func listeners(of topic: String, in project: AppwriteProject) -> [String] {
+    func listeners(of topic: String, in project: AppwriteProject) -> [String] {
         world.devices.filter { device in
             device.appwriteSignIns.contains { $0.endpoint == project.endpoint && $0.topics.contains(topic) }
         }.map(\.id)
@@ -787,182 +475,5 @@ final class AppwriteService {
 
     static func messageID(_ arrival: ChannelArrival) -> String? {
         (try? JSON.parse(arrival.message.payload))?["messageId"]?.stringValue
-    }
-
-    // MARK: Documents (what the SDK's models parse)
-
-    private func resolveID(_ value: JSON?, _ parameter: String) -> Result<String, AppwriteError> {
-        guard case .string(let given)? = value else {
-            return .failure(.invalid("Param \"\(parameter)\" is not optional."))
-        }
-        return AppwriteID.resolve(given, parameter: parameter, make: makeID)
-    }
-
-    private func makeID() -> String {
-        nextID += 1
-        return String(format: "%08llx%012x", UInt64(world.clock() / 1000) & 0xffff_ffff, nextID)
-    }
-
-    private static func secret() -> String {
-        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-    }
-
-    /// A JWT as Appwrite makes one (HS256 over the user and its expiry), with a random
-    /// key: only the broker checks it, as its password.
-    private static func jwt(user: String, expires: Int64) -> String {
-        func base64URL(_ bytes: [UInt8]) -> String {
-            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-        let header = JSON.object(JSONObject([("typ", "JWT"), ("alg", "HS256")])).compactBytes
-        let claims = JSON.object(
-            JSONObject([
-                ("userId", .string(user)), ("sessionId", .string(secret().prefix(20).description)),
-                ("exp", .integer(expires / 1000)),
-            ])
-        ).compactBytes
-        return base64URL(header) + "." + base64URL(claims) + "."
-            + base64URL((0..<32).map { _ in UInt8.random(in: 0...255) })
-    }
-
-    private static func time(_ milliseconds: Int64) -> JSON { .string(RequestLog.timestamp(milliseconds)) }
-
-    private static func stamps(_ id: String, _ created: Int64, _ updated: Int64? = nil) -> [(String, JSON)] {
-        [("$id", .string(id)), ("$createdAt", time(created)), ("$updatedAt", time(updated ?? created))]
-    }
-
-    static func acl(_ command: String, role: String, type: String, topic: String) -> JSONObject {
-        JSONObject([
-            ("command", .string(command)), ("rolename", .string(role)), ("acltype", .string(type)),
-            ("topic", .string(topic)),
-            ("allow", true),
-        ])
-    }
-
-    private static func notFound(_ what: String) -> AppwriteError {
-        AppwriteError(
-            404, "\(what)_not_found",
-            "\(what.prefix(1).uppercased() + what.dropFirst()) with the requested ID could not be found.")
-    }
-
-    private static func document(_ provider: AppwriteProject.Provider) -> JSONObject {
-        var options = JSONObject()
-        if provider.kind == "appwrite" {
-            options["qos"] = provider.qos.map { .integer(Int64($0)) } ?? .null
-            options["expiry"] = provider.expiry.map { .integer(Int64($0)) } ?? .null
-        }
-        if let bundle = provider.bundleID { options["bundleId"] = .string(bundle) }
-        if provider.kind == "apns" { options["sandbox"] = .bool(provider.sandbox) }
-        return JSONObject(
-            stamps(provider.id, provider.createdAt, provider.updatedAt) + [
-                ("name", .string(provider.name)), ("provider", .string(provider.kind)),
-                ("enabled", .bool(provider.enabled)),
-                ("type", "push"), ("credentials", .object(JSONObject())), ("options", .object(options)),
-            ])
-    }
-
-    private static func document(_ target: AppwriteProject.Target) -> JSONObject {
-        JSONObject(
-            stamps(target.id, target.createdAt) + [
-                ("name", .string(target.name)), ("userId", .string(target.userID)),
-                ("providerId", target.providerID.map(JSON.string) ?? .null), ("providerType", "push"),
-                ("identifier", .string(target.identifier)), ("expired", false),
-            ])
-    }
-
-    private func document(_ user: AppwriteProject.User, in project: String) -> JSONObject {
-        let targets = projects[project]?.targets(of: user.id).map { JSON.object(Self.document($0)) } ?? []
-        return JSONObject(
-            Self.stamps(user.id, user.createdAt) + [
-                ("name", .string(user.name)), ("registration", Self.time(user.createdAt)), ("status", true),
-                ("labels", .array([])), ("passwordUpdate", ""), ("email", .string(user.email)),
-                ("phone", .string(user.phone)),
-                ("emailVerification", false), ("phoneVerification", false), ("mfa", false),
-                ("prefs", .object(JSONObject())),
-                ("targets", .array(targets)), ("accessedAt", Self.time(user.createdAt)),
-            ])
-    }
-
-    private func document(_ topic: AppwriteProject.Topic, in project: String) -> JSONObject {
-        let total = projects[project]?.subscribers.values.filter { $0.topicID == topic.id }.count ?? 0
-        return JSONObject(
-            Self.stamps(topic.id, topic.createdAt) + [
-                ("name", .string(topic.name)), ("description", .string(topic.description)), ("emailTotal", 0),
-                ("smsTotal", 0), ("pushTotal", .integer(Int64(total))), ("subscribe", .array([])),
-                ("qos", topic.qos.map { .integer(Int64($0)) } ?? .null),
-                ("expiry", topic.expiry.map { .integer(Int64($0)) } ?? .null),
-            ])
-    }
-
-    private func document(_ subscriber: AppwriteProject.Subscriber, in project: String) -> JSONObject {
-        let target = projects[project]?.targets[subscriber.targetID]
-        let user = target.flatMap { projects[project]?.users[$0.userID] }
-        return JSONObject(
-            Self.stamps(subscriber.id, subscriber.createdAt) + [
-                ("targetId", .string(subscriber.targetID)),
-                ("target", target.map { .object(Self.document($0)) } ?? .null),
-                ("userId", .string(target?.userID ?? "")), ("userName", .string(user?.name ?? "")),
-                ("topicId", .string(subscriber.topicID)), ("providerType", "push"),
-            ])
-    }
-
-    private static func document(_ message: AppwriteProject.Message) -> JSONObject {
-        var document = JSONObject(
-            stamps(message.push.id, message.createdAt) + [
-                ("providerType", "push"), ("topics", .array(message.push.topics.map(JSON.string))),
-                ("users", .array(message.push.users.map(JSON.string))),
-                ("targets", .array(message.push.targets.map(JSON.string))),
-                ("deliveredTotal", .integer(Int64(message.deliveredTotal))), ("data", .object(message.push.data)),
-                ("status", .string(message.status)),
-            ])
-        if message.status != "draft" { document["deliveredAt"] = time(message.createdAt) }
-        if !message.deliveryErrors.isEmpty {
-            document["deliveryErrors"] = .array(message.deliveryErrors.map(JSON.string))
-        }
-        return document
-    }
-
-    private static func session(id: String, user: String, secret: String, now: Int64) -> JSONObject {
-        var fields = stamps(id, now)
-        fields += [("userId", .string(user)), ("expire", time(now + 365 * 24 * 3600 * 1000)), ("provider", "server")]
-        for name in [
-            "providerUid", "providerAccessToken", "providerAccessTokenExpiry", "providerRefreshToken", "ip", "osCode",
-            "osName", "osVersion", "clientType", "clientCode", "clientName", "clientVersion", "clientEngine",
-            "clientEngineVersion", "deviceName", "deviceBrand", "deviceModel", "countryCode", "countryName",
-        ] {
-            fields.append((name, ""))
-        }
-        fields += [("current", false), ("factors", .array([])), ("secret", .string(secret)), ("mfaUpdatedAt", "")]
-        return JSONObject(fields)
-    }
-
-    /// An error answer, as Appwrite gives it, and its report line.
-    private static func failure(_ error: AppwriteError, _ request: HTTPRequest, project: String? = nil) -> ServiceAnswer
-    {
-        failure(error, route: "\(request.method ?? "?") \(request.path ?? "")", project: project)
-    }
-
-    private static func failure(_ error: AppwriteError, route: String?, project: String? = nil) -> ServiceAnswer {
-        var report = JSONObject([("network", "appwrite"), ("status", .integer(Int64(error.status)))])
-        if let project { report["project"] = .string(project) }
-        if let route { report["route"] = .string(route) }
-        report["effect"] = .string("refused: \(error.type): \(error.message)")
-        report["error"] = .string(error.type)
-        return (
-            report,
-            HTTPResponse(
-                status: error.status, headers: [("content-type", "application/json")],
-                body: JSON.object(error.body).compactBytes)
-        )
-    }
-}
-
-extension JSON {
-    /// A whole number, written as `1` or `1.0` (the SDKs send numbers as floats).
-    fileprivate var wholeNumber: Int? {
-        guard let number = numberValue, number.doubleValue.rounded() == number.doubleValue,
-            abs(number.doubleValue) < 1e15
-        else { return nil }
-        return Int(number.doubleValue)
     }
 }
