@@ -7,9 +7,9 @@ import HTTPMessage
 
 /// The network front door's transport (front-door.md): one port that takes an HTTPS
 /// proxy's CONNECT (to `tunnelHosts` only; 403 for others), TLS with ALPN `h2` and
-/// `http/1.1`, and clear-text HTTP/2 (prior knowledge) and HTTP/1.1, and hands every
-/// complete request to `handler` on its own thread, one at a time, or to `batches` on a
-/// second thread, several at a time (`RequestHandoff`). It knows no service.
+/// `http/1.1`, and clear-text HTTP/2 (prior knowledge) and HTTP/1.1. Its own thread does
+/// the sockets, TLS and HTTP; every complete request goes to `batches` on a second thread
+/// (`RequestHandoff`). It knows no service.
 public final class FrontDoor: @unchecked Sendable {
     /// The C transport's handle; set once in `init`, released once in `stop`.
     private var door: OpaquePointer?
@@ -18,20 +18,14 @@ public final class FrontDoor: @unchecked Sendable {
     public let port: Int
 
     final class HandlerBox {
-        let handler: (@Sendable (HTTPRequest) -> HTTPResponse)?
-        let handoff: RequestHandoff?
+        let handoff: RequestHandoff
         let tunnelHosts: @Sendable (String) -> Bool
         let handshakes: @Sendable (String) -> Bool
         let beforeAnswers: @Sendable () -> Void
-        /// Answers given later that the door still holds, by id (door thread only; with a
-        /// handoff, its own `laters` keep them).
-        var laters: [cx_http_later: HTTPLater] = [:]
         init(
-            _ handler: (@Sendable (HTTPRequest) -> HTTPResponse)?, handoff: RequestHandoff?,
-            tunnelHosts: @escaping @Sendable (String) -> Bool, handshakes: @escaping @Sendable (String) -> Bool,
-            beforeAnswers: @escaping @Sendable () -> Void
+            handoff: RequestHandoff, tunnelHosts: @escaping @Sendable (String) -> Bool,
+            handshakes: @escaping @Sendable (String) -> Bool, beforeAnswers: @escaping @Sendable () -> Void
         ) {
-            self.handler = handler
             self.handoff = handoff
             self.tunnelHosts = tunnelHosts
             self.handshakes = handshakes
@@ -47,38 +41,19 @@ public final class FrontDoor: @unchecked Sendable {
     /// certificate, and serves until `stop`. `tunnelHosts` says which hosts a CONNECT
     /// may open a tunnel to; `handshakes`, whether a TLS handshake for a server name
     /// (SNI, else the CONNECT target, else "") may go on. `beforeAnswers` runs once per
-    /// turn of the loop, after the requests read in it were handled and before any of
-    /// their answers is sent.
-    public convenience init(
-        address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
-        handshakes: @escaping @Sendable (String) -> Bool = { _ in true },
-        beforeAnswers: @escaping @Sendable () -> Void = {},
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
-    ) throws(Failure) {
-        try self.init(
-            address: address, port: port, ca: ca,
-            box: HandlerBox(
-                handler, handoff: nil, tunnelHosts: tunnelHosts, handshakes: handshakes, beforeAnswers: beforeAnswers))
-    }
-
-    /// The same door, with the requests handled on a second thread: `batches` gets every
-    /// request read since its last turn, in order, and returns their answers in the same
-    /// order; none goes out before it returns. At most `RequestHandoff.limit` requests
-    /// wait at once; past that a request is answered 503 with nothing done.
-    public convenience init(
+    /// turn of the door's loop, before any answer it settled is sent. `batches` gets the
+    /// requests read so far, in order, on the handling thread, and returns their answers in
+    /// the same order; none goes out before it returns. At most `RequestHandoff.limit`
+    /// requests wait at once; past that a request is answered 503 with nothing done.
+    public init(
         address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
         handshakes: @escaping @Sendable (String) -> Bool = { _ in true },
         beforeAnswers: @escaping @Sendable () -> Void = {},
         batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]
     ) throws(Failure) {
-        try self.init(
-            address: address, port: port, ca: ca,
-            box: HandlerBox(
-                nil, handoff: RequestHandoff(batches), tunnelHosts: tunnelHosts, handshakes: handshakes,
-                beforeAnswers: beforeAnswers))
-    }
-
-    private init(address: String, port: Int, ca: TestCA, box handlers: HandlerBox) throws(Failure) {
+        let handlers = HandlerBox(
+            handoff: RequestHandoff(batches), tunnelHosts: tunnelHosts, handshakes: handshakes,
+            beforeAnswers: beforeAnswers)
         box = Unmanaged.passRetained(handlers)
         var door: OpaquePointer?
         var bound: Int32 = 0
@@ -88,7 +63,7 @@ public final class FrontDoor: @unchecked Sendable {
             frontDoorHandshakeFilter, frontDoorBeforeAnswers, frontDoorLaterGone, box.toOpaque(), &door, &bound, &error,
             error.count)
         guard status == 0 else {
-            handlers.handoff?.stop()
+            handlers.handoff.stop()
             box.release()
             let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
             throw Failure(description: String(decoding: text, as: UTF8.self))
@@ -98,9 +73,9 @@ public final class FrontDoor: @unchecked Sendable {
     }
 
     /// How many requests wait for the handling thread or are in its hand (0 without one).
-    public var requestsInHand: Int { box.takeUnretainedValue().handoff?.count ?? 0 }
+    public var requestsInHand: Int { box.takeUnretainedValue().handoff.count }
     /// How many requests were answered 503 at once because that many were in hand.
-    public var requestsRefused: Int { box.takeUnretainedValue().handoff?.refused ?? 0 }
+    public var requestsRefused: Int { box.takeUnretainedValue().handoff.refused }
 
     /// How many connections are open (a moment's figure).
     public var connections: Int { door.map { Int(cx_front_door_connections($0)) } ?? 0 }
@@ -109,7 +84,7 @@ public final class FrontDoor: @unchecked Sendable {
     public func stop() {
         guard let door else { return }
         // The handling thread first: it settles answers on the door until it ends.
-        box.takeUnretainedValue().handoff?.stop()
+        box.takeUnretainedValue().handoff.stop()
         cx_front_door_stop(door)
         self.door = nil
         box.release()
@@ -127,9 +102,7 @@ private func frontDoorBeforeAnswers(_ context: UnsafeMutableRawPointer?) {
 /// The C transport dropped an answer given later: its side takes nothing more.
 private func frontDoorLaterGone(_ context: UnsafeMutableRawPointer?, _ id: cx_http_later) {
     guard let context else { return }
-    let box = Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue()
-    if let handoff = box.handoff { return handoff.gone(id) }
-    box.laters.removeValue(forKey: id)?.markGone()
+    Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().handoff.gone(id)
 }
 
 /// Headers as the C transport takes them, alive while `body` runs.
@@ -196,36 +169,14 @@ private func frontDoorHandler(
     let parsed = HTTPRequest(
         headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) }, tls: request.tls,
         http2: request.http2)
-    guard let handler = box.handler else {
-        // Handed over: answered later from the handling thread. The answer set here goes
-        // out only if the door cannot hold one more (then nothing was handed over).
-        let busy = Array("the world has \(RequestHandoff.limit) requests in hand; try again\n".utf8)
-        withCHeaders([("content-type", "text/plain"), ("retry-after", "1")]) { headers, count in
-            busy.withUnsafeBufferPointer { cx_http_answer_set(answer, 503, headers, count, $0.baseAddress, $0.count) }
-        }
-        guard let handoff = box.handoff, let door = request.door else { return }
-        let id = cx_http_answer_later(answer, 0)
-        if !handoff.take(RequestHandoff.Item(request: parsed, door: door, id: id)) {
-            // Not handed over: the 503 goes now; forget the id.
-            cx_http_answer_later_cancel(answer)
-        }
-        return
-    }
-    let response = handler(parsed)
-    // The C side copies every byte before this returns; these copies live until then.
-    withCHeaders(response.headers) { cHeaders, count in
-        response.body.withUnsafeBufferPointer { body in
-            cx_http_answer_set(answer, Int32(response.status), cHeaders, count, body.baseAddress, body.count)
-        }
-    }
-    if let fault = response.fault { cx_http_answer_fault(answer, fault.rawValue) }
-    if let later = response.later, let door = request.door {
-        let id = cx_http_answer_later(answer, Int64(later.waitMilliseconds))
-        box.laters[id] = later
-        // The door gives the sink's ops to the thread that holds the request; the door
-        // outlives every sink, as stop() joins it before freeing (ops after are dropped
-        // with the gone answers).
-        let handle = UInt(bitPattern: door)
-        later.attach { piece in sendPiece(piece, door: OpaquePointer(bitPattern: handle)!, id: id) }
+    // Answered later, from the handling thread, unless the door holds too many already.
+    guard let door = request.door else { return }
+    let id = cx_http_answer_later(answer, 0)
+    if box.handoff.take(RequestHandoff.Item(request: parsed, door: door, id: id)) { return }
+    // Not handed over: this goes now, and nothing was done.
+    cx_http_answer_later_cancel(answer)
+    let busy = Array("the world has \(RequestHandoff.limit) requests in hand; try again\n".utf8)
+    withCHeaders([("content-type", "text/plain"), ("retry-after", "1")]) { headers, count in
+        busy.withUnsafeBufferPointer { cx_http_answer_set(answer, 503, headers, count, $0.baseAddress, $0.count) }
     }
 }

@@ -63,7 +63,6 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
     private var socket: Int32 = -1
     private var nextAttempt: Double?
     private var delay = 1.0
-    private var nextJob = 0
 
     struct Status {
         var connected = false
@@ -76,8 +75,6 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
         /// Subscription message ids → their topics, to name a refused one.
         var subscriptionTopics: [Int32: String] = [:]
         var publishedMessages: Set<Int32> = []
-        /// Publications the loop made for callers: job → (libmosquitto's code, message id).
-        var publishCodes: [Int: (code: Int32, mid: Int32)] = [:]
         var loopStarted = false
         var loopEnded = false
         var closed = false
@@ -192,10 +189,8 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
     public func publish(
         topic: String, payload: [UInt8], qos: Int, retain: Bool = false, expiry: UInt32? = nil
     ) throws(MQTTFailure) {
-        let job = status.withLock { _ in
-            defer { nextJob += 1 }
-            return nextJob
-        }
+        // What libmosquitto said, handed back from the loop's thread.
+        let outcome = Monitor<(code: Int32, mid: Int32)?>(nil)
         loop.perform { [self] in
             var mid: Int32 = 0
             var properties: OpaquePointer?
@@ -208,13 +203,12 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
                     handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
             }
             refresh()
-            status.withLock { status in
-                status.publishCodes[job] = (code, mid)
-                self.status.broadcast()
+            outcome.withLock { value in
+                value = (code, mid)
+                outcome.broadcast()
             }
         }
-        let (code, mid) = status.wait(
-            until: { $0.publishCodes[job] != nil }, then: { $0.publishCodes.removeValue(forKey: job)! })
+        let (code, mid) = outcome.wait(until: { $0 != nil }, then: { $0! })
         guard code == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTFailure("could not publish to '\(topic)': \(Self.describe(code))")
         }

@@ -1,3 +1,4 @@
+import Credentials
 import Foundation
 import HTTPMessage
 import OrderedJSON
@@ -25,10 +26,6 @@ extension AppwriteService {
     /// A JWT as Appwrite makes one (HS256 over the user and its expiry), with a random
     /// key: only the broker checks it, as its password.
     static func jwt(user: String, expires: Int64) -> String {
-        func base64URL(_ bytes: [UInt8]) -> String {
-            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
         let header = JSON.object(JSONObject([("typ", "JWT"), ("alg", "HS256")])).compactBytes
         let claims = JSON.object(
             JSONObject([
@@ -36,8 +33,8 @@ extension AppwriteService {
                 ("exp", .integer(expires / 1000)),
             ])
         ).compactBytes
-        return base64URL(header) + "." + base64URL(claims) + "."
-            + base64URL((0..<32).map { _ in UInt8.random(in: 0...255) })
+        return JWT.base64URLEncode(header) + "." + JWT.base64URLEncode(claims) + "."
+            + JWT.base64URLEncode((0..<32).map { _ in UInt8.random(in: 0...255) })
     }
 
     static func time(_ milliseconds: Int64) -> JSON { .string(RequestLog.timestamp(milliseconds)) }

@@ -328,19 +328,14 @@ final class AppwriteService {
         for topic in mqttTopics {
             let result = publish(push, on: topic, in: &project)
             if result.hasPrefix("failed") { errors.append("Topic \(topic): \(result)") } else { delivered += 1 }
-            for device in listeners(of: topic, in: project) {
+            // One entry per device listening now, or one without a device.
+            let listening = listeners(of: topic, in: project)
+            for device in listening.isEmpty ? [nil] : listening.map(Optional.some) {
                 devices.append(
                     .object(
                         JSONObject([
-                            ("device", .string(device)), ("topic", .string(topic)), ("result", .string(result)),
-                        ])))
-            }
-            if listeners(of: topic, in: project).isEmpty {
-                devices.append(
-                    .object(
-                        JSONObject([
-                            ("device", .null), ("topic", .string(topic)),
-                            ("result", .string(result + "; no device listens now")),
+                            ("device", device.map(JSON.string) ?? .null), ("topic", .string(topic)),
+                            ("result", .string(device == nil ? result + "; no device listens now" : result)),
                         ])))
             }
         }

@@ -43,19 +43,7 @@ enum FleetBenchmark {
         }
         let singleToken = token(of: "d1", in: single)
         let singleLines = (0..<4096).map { push(singleToken, n: $0) }
-        var next = (fleet: 0, single: 0)
-        let perPush = sideBySide(
-            iterations: 20_000,
-            [
-                {
-                    _ = single.handle(line: singleLines[next.single & 4095])
-                    next.single &+= 1
-                },
-                {
-                    _ = fleet.handle(line: fleetLines[next.fleet & 4095])
-                    next.fleet &+= 1
-                },
-            ])
+        let perPush = nanosecondsPerLine([(single, singleLines), (fleet, fleetLines)])
         let ratio = perPush[0] / perPush[1]
         report(
             "fleet_pushes_routed_by_token",

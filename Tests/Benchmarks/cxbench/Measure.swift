@@ -1,4 +1,5 @@
 import Foundation
+import ShellKit
 
 /// CXBENCH_SCALE divides every iteration count (for profiling under valgrind).
 let scale = max(Int(ProcessInfo.processInfo.environment["CXBENCH_SCALE"] ?? "") ?? 1, 1)
@@ -52,4 +53,18 @@ func report(_ figure: String, _ values: [(String, Double)], target: String, met:
     fields.append("\"target\":\"\(target)\"")
     fields.append("\"met\":\(met)")
     print("{" + fields.joined(separator: ",") + "}")
+}
+
+/// Nanoseconds per request line in each world, side by side (`sideBySide`), each cycling
+/// through its 4,096 lines made ahead, so both measure only the shell's work.
+func nanosecondsPerLine(_ worlds: [(session: Session, lines: [[UInt8]])]) -> [Double] {
+    var next = [Int](repeating: 0, count: worlds.count)
+    return sideBySide(
+        iterations: 20_000,
+        worlds.indices.map { index in
+            {
+                _ = worlds[index].session.handle(line: worlds[index].lines[next[index] & 4095])
+                next[index] &+= 1
+            }
+        })
 }

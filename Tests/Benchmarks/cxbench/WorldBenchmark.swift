@@ -48,19 +48,7 @@ enum WorldBenchmark {
         // Lines made ahead, so both sides measure only the shell's work.
         let worldLines = (0..<4096).map { push(to: tokens[($0 &* 7919) % tokens.count], n: $0) }
         let singleLines = (0..<4096).map { push(to: singleTokens[$0 % 2], n: $0) }
-        var next = (world: 0, single: 0)
-        let perPush = sideBySide(
-            iterations: 20_000,
-            [
-                {
-                    _ = single.handle(line: singleLines[next.single & 4095])
-                    next.single &+= 1
-                },
-                {
-                    _ = world.handle(line: worldLines[next.world & 4095])
-                    next.world &+= 1
-                },
-            ])
+        let perPush = nanosecondsPerLine([(single, singleLines), (world, worldLines)])
         let ratio = perPush[0] / perPush[1]
         report(
             "world_pushes_routed_by_token",
