@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps python-deps build demo test lib c-test rust-test browser-test fuzz-findings bench bench-scaling fuzz sanitize soak install
+.PHONY: deps python-deps build demo test lib c-test rust-test browser-test fuzz-findings transport-test bench bench-scaling fuzz sanitize soak install
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
@@ -127,6 +127,15 @@ fuzz-findings: deps
 		Shell/CFrontDoor/*.c Tests/Fuzz/FuzzFrontDoor.c Tests/Fuzz/replay.c \
 		-lssl -lcrypto -lnghttp2 -lhttp_parser -o $(PREFIX)/fuzz_findings
 	CX_FUZZ_CA=$(PREFIX)/fuzz-ca ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/fuzz_findings $(FUZZ_FINDINGS)
+
+# The transport's own C tests under AddressSanitizer: the table of answers given later
+# against a model (Tests/CFrontDoor), with the transport's other files linked beside it.
+transport-test: deps
+	mkdir -p $(PREFIX)
+	cc -std=c11 -g -Wall -Wextra -Werror -fsanitize=address -fno-omit-frame-pointer -IShell/CFrontDoor/include \
+		-IShell/CFrontDoor Tests/CFrontDoor/later_index_test.c $(filter-out Shell/CFrontDoor/later.c,$(wildcard Shell/CFrontDoor/*.c)) \
+		-lssl -lcrypto -lnghttp2 -lhttp_parser -o $(PREFIX)/later_index_test
+	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/later_index_test
 
 # Every performance figure, one JSON line each, in release mode (Docs/Performance.md).
 bench: deps

@@ -148,7 +148,6 @@ static void *run(void *argument) {
         }
         int64_t next_deadline = later_turn(door);
         timeout = next_deadline >= 0 && next_deadline < 1000 ? (int)next_deadline + 1 : 1000;
-        if (door->before_answers) door->before_answers(door->context);
         size_t before = door->count;
         for (size_t i = 0; i < door->count;) {
             if (tend(door, door->connections[i], now)) i++;
@@ -200,7 +199,7 @@ size_t cx_front_door_connections(cx_front_door *door) {
    when the certificate will not load. */
 static cx_front_door *door_new(const char *certificate_file, const char *key_file, cx_http_handler handler,
                                cx_tunnel_filter tunnel_filter, cx_handshake_filter handshake_filter,
-                               cx_before_answers before_answers, cx_later_gone later_gone, void *context, char *error,
+                               cx_later_gone later_gone, void *context, char *error,
                                size_t error_size) {
     cx_front_door *door = calloc(1, sizeof *door);
     if (!door) {
@@ -210,7 +209,6 @@ static cx_front_door *door_new(const char *certificate_file, const char *key_fil
     door->handler = handler;
     door->tunnel_filter = tunnel_filter;
     door->handshake_filter = handshake_filter;
-    door->before_answers = before_answers;
     door->later_gone = later_gone;
     door->context = context;
     pthread_mutex_init(&door->ops_lock, NULL);
@@ -225,7 +223,7 @@ static cx_front_door *door_new(const char *certificate_file, const char *key_fil
 
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
                         cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_handshake_filter handshake_filter,
-                        cx_before_answers before_answers, cx_later_gone later_gone, void *context,
+                        cx_later_gone later_gone, void *context,
                         cx_front_door **out, int *bound_port, char *error, size_t error_size) {
     struct sockaddr_storage storage = {0};
     socklen_t length;
@@ -244,7 +242,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
         return -1;
     }
     cx_front_door *door =
-        door_new(certificate_file, key_file, handler, tunnel_filter, handshake_filter, before_answers, later_gone,
+        door_new(certificate_file, key_file, handler, tunnel_filter, handshake_filter, later_gone,
                  context, error, error_size);
     if (!door) return -1;
     raise_descriptor_limit();
@@ -279,7 +277,7 @@ int cx_front_door_start(const char *address, int port, const char *certificate_f
 cx_front_door *cx_front_door_detached(const char *certificate_file, const char *key_file, cx_http_handler handler,
                                       cx_tunnel_filter tunnel_filter, void *context) {
     char error[256];
-    return door_new(certificate_file, key_file, handler, tunnel_filter, NULL, NULL, NULL, context, error,
+    return door_new(certificate_file, key_file, handler, tunnel_filter, NULL, NULL, context, error,
                     sizeof error);
 }
 

@@ -86,7 +86,7 @@ static int on_url(http_parser *parser, const char *at, size_t len) {
         return -1;
     }
     header_result result;
-    if (s->header_count && strcmp(s->headers[s->header_count - 1].name, ":path") == 0) {
+    if (s->header_count && strcmp(request_header_name(s, s->header_count - 1), ":path") == 0) {
         result = request_extend_header(c, s, true, at, len);
     } else {
         const char *method = http_method_str((enum http_method)parser->method);
@@ -116,8 +116,8 @@ static int on_header_field(http_parser *parser, const char *at, size_t len) {
     header_result result = c->h1_field_last && s->header_count ? request_extend_header(c, s, false, at, len)
                                                                 : request_add_header(c, s, at, len, "", 0);
     if (result != HEADER_ADDED) return refuse(s, result);
-    cx_http_header *h = &s->headers[s->header_count - 1];
-    for (size_t i = 0; i < h->name_len; i++) ((char *)h->name)[i] = (char)tolower((unsigned char)h->name[i]);
+    char *name = request_header_name(s, s->header_count - 1);
+    for (char *at = name; *at; at++) *at = (char)tolower((unsigned char)*at);
     c->h1_field_last = true;
     return 0;
 }
@@ -147,10 +147,13 @@ static int on_message_complete(http_parser *parser) {
     stream *s = request(c);
     if (!s) return -1;
     for (size_t i = 0; i < s->header_count; i++) { /* HTTP/2's :authority, from Host */
-        if (strcmp(s->headers[i].name, "host") == 0) {
-            if (request_add_header(c, s, ":authority", 10, s->headers[i].value, s->headers[i].value_len) !=
-                HEADER_ADDED)
-                return refuse(s, HEADER_BLOCK_TOO_LARGE);
+        if (strcmp(request_header_name(s, i), "host") == 0) {
+            /* Copied first: adding a header may move the fields it is in. */
+            char *host = strndup(request_header_value(s, i), s->spans[i].value_len);
+            header_result result =
+                host ? request_add_header(c, s, ":authority", 10, host, s->spans[i].value_len) : HEADER_NO_MEMORY;
+            free(host);
+            if (result != HEADER_ADDED) return refuse(s, HEADER_BLOCK_TOO_LARGE);
             break;
         }
     }

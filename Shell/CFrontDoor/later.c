@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 enum { MAX_LATERS = 4096, MAX_STREAM_BUFFER = 1 << 20 };
+_Static_assert(LATER_INDEX_SLOTS >= 2 * MAX_LATERS, "the index stays at most half full");
 
 typedef enum { OP_COMPLETE, OP_SETTLE, OP_BEGIN, OP_WRITE, OP_END } op_kind;
 
@@ -45,17 +46,55 @@ void cx_http_answer_later_cancel(cx_http_answer *answer) {
     answer->wait_ms = 0;
 }
 
+/* The index's home slot for an id: ids are handed out in sequence, so a multiplier
+   spreads neighbours apart. */
+static size_t home(cx_http_later id) { return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 51) & (LATER_INDEX_SLOTS - 1); }
+
+/* The index slot that holds `id`, or the empty one where it would go. */
+static size_t slot_of(const cx_front_door *door, cx_http_later id) {
+    size_t slot = home(id);
+    while (door->later_index[slot] && door->laters[door->later_index[slot] - 1].id != id)
+        slot = (slot + 1) & (LATER_INDEX_SLOTS - 1);
+    return slot;
+}
+
 static later *find(cx_front_door *door, cx_http_later id) {
-    for (size_t i = 0; i < door->later_count; i++)
-        if (door->laters[i].id == id) return &door->laters[i];
-    return NULL;
+    uint32_t entry = door->later_index[slot_of(door, id)];
+    return entry ? &door->laters[entry - 1] : NULL;
+}
+
+/* Empties an index slot, moving later entries of its probe run back so that every id
+   stays reachable from its home slot (linear probing's deletion). */
+static void unindex(cx_front_door *door, size_t slot) {
+    size_t hole = slot;
+    for (size_t next = (hole + 1) & (LATER_INDEX_SLOTS - 1); door->later_index[next];
+         next = (next + 1) & (LATER_INDEX_SLOTS - 1)) {
+        size_t want = home(door->laters[door->later_index[next] - 1].id);
+        /* It may fill the hole when its home is not in (hole, next]. */
+        if (((next - want) & (LATER_INDEX_SLOTS - 1)) >= ((next - hole) & (LATER_INDEX_SLOTS - 1))) {
+            door->later_index[hole] = door->later_index[next];
+            hole = next;
+        }
+    }
+    door->later_index[hole] = 0;
+}
+
+static void set_deadline(cx_front_door *door, later *l, int64_t deadline_ms) {
+    door->later_deadlines += (deadline_ms != 0) - (l->deadline_ms != 0);
+    l->deadline_ms = deadline_ms;
 }
 
 /* Removes a held answer; `gone`: tell the handler's side it will take nothing more. */
 static void drop(cx_front_door *door, later *l, bool gone) {
     cx_http_later id = l->id;
     l->c->laters--;
-    *l = door->laters[--door->later_count];
+    set_deadline(door, l, 0);
+    unindex(door, slot_of(door, id));
+    size_t last = --door->later_count;
+    if (l != &door->laters[last]) { /* the last entry fills its place */
+        *l = door->laters[last];
+        door->later_index[slot_of(door, l->id)] = (uint32_t)(l - door->laters) + 1;
+    }
     if (gone && door->later_gone) door->later_gone(door->context, id);
 }
 
@@ -83,8 +122,10 @@ void later_park(connection *c, stream *s) {
         door->later_cap = cap;
     }
     cx_http_later id = s->answer.later;
-    door->laters[door->later_count++] =
-        (later){id, c, s, s->answer.wait_ms ? monotonic_ms() + s->answer.wait_ms : 0};
+    later *l = &door->laters[door->later_count++];
+    *l = (later){id, c, s, 0};
+    set_deadline(door, l, s->answer.wait_ms ? monotonic_ms() + s->answer.wait_ms : 0);
+    door->later_index[slot_of(door, id)] = (uint32_t)door->later_count;
     c->laters++;
 }
 
@@ -97,13 +138,8 @@ void later_forget_connection(connection *c) {
 }
 
 void later_forget_stream(connection *c, stream *s) {
-    cx_front_door *door = c->door;
-    for (size_t i = 0; i < door->later_count; i++) {
-        if (door->laters[i].s == s) {
-            drop(door, &door->laters[i], true);
-            return;
-        }
-    }
+    later *l = find(c->door, s->answer.later);
+    if (l && l->s == s) drop(c->door, l, true);
 }
 
 static void queue(cx_front_door *door, later_op *op) {
@@ -193,7 +229,7 @@ static void apply(cx_front_door *door, later_op *op) {
         take_answer(s, op, true);
         s->answer.fault = op->fault;
         if (op->hold_ms >= 0 && !op->fault) { /* held: a later op, or the deadline, sends it */
-            l->deadline_ms = op->hold_ms ? monotonic_ms() + op->hold_ms : 0;
+            set_deadline(door, l, op->hold_ms ? monotonic_ms() + op->hold_ms : 0);
             return;
         }
         drop(door, l, false);
@@ -204,7 +240,7 @@ static void apply(cx_front_door *door, later_op *op) {
         if (s->streaming) return;
         take_answer(s, op, false);
         s->streaming = true;
-        l->deadline_ms = 0;
+        set_deadline(door, l, 0);
         if (c->app == APP_HTTP2) http2_submit_answer(c, s);
         else http1_stream_begin(c, s);
         return;
@@ -249,6 +285,7 @@ int64_t later_turn(cx_front_door *door) {
     door->ops_head = door->ops_tail = NULL;
     pthread_mutex_unlock(&door->ops_lock);
     take_ops(door, ops);
+    if (!door->later_deadlines) return -1;
     int64_t now = monotonic_ms(), soonest = -1;
     for (size_t i = 0; i < door->later_count;) {
         later *l = &door->laters[i];
@@ -270,5 +307,6 @@ void later_free_all(cx_front_door *door) {
     door->ops_head = door->ops_tail = NULL;
     free(door->laters);
     door->laters = NULL;
-    door->later_count = door->later_cap = 0;
+    door->later_count = door->later_cap = door->later_deadlines = 0;
+    memset(door->later_index, 0, sizeof door->later_index);
 }

@@ -17,16 +17,28 @@ enum {
     DOOR_HELD_BYTES = 32 << 20,
 };
 
+/* The answer's headers and their bytes in one allocation: the array, then each name
+   and value with a NUL after it. */
 void cx_http_answer_set(cx_http_answer *answer, int status, const cx_http_header *headers, size_t header_count,
                         const unsigned char *body, size_t body_len) {
     answer->status = status;
-    answer->headers = calloc(header_count ? header_count : 1, sizeof *answer->headers);
+    size_t bytes = header_count * sizeof *answer->headers;
+    for (size_t i = 0; i < header_count; i++) bytes += headers[i].name_len + headers[i].value_len + 2;
+    answer->headers = header_count ? malloc(bytes) : NULL;
     answer->header_count = answer->headers ? header_count : 0;
+    char *text = (char *)(answer->headers + answer->header_count);
     for (size_t i = 0; i < answer->header_count; i++) {
-        answer->headers[i].name = strndup(headers[i].name, headers[i].name_len);
-        answer->headers[i].name_len = headers[i].name_len;
-        answer->headers[i].value = strndup(headers[i].value, headers[i].value_len);
-        answer->headers[i].value_len = headers[i].value_len;
+        cx_http_header *h = &answer->headers[i];
+        h->name = text;
+        h->name_len = headers[i].name_len;
+        memcpy(text, headers[i].name, h->name_len);
+        text[h->name_len] = 0;
+        text += h->name_len + 1;
+        h->value = text;
+        h->value_len = headers[i].value_len;
+        memcpy(text, headers[i].value, h->value_len);
+        text[h->value_len] = 0;
+        text += h->value_len + 1;
     }
     buffer_append(&answer->body, body, body_len);
 }
@@ -35,16 +47,8 @@ void cx_http_answer_fault(cx_http_answer *answer, int fault) { answer->fault = f
 
 void answer_set_empty(cx_http_answer *answer, int status) { cx_http_answer_set(answer, status, NULL, 0, NULL, 0); }
 
-static void headers_free(cx_http_header *headers, size_t count) {
-    for (size_t i = 0; i < count; i++) {
-        free((char *)headers[i].name);
-        free((char *)headers[i].value);
-    }
-    free(headers);
-}
-
 void answer_clear(cx_http_answer *answer) {
-    headers_free(answer->headers, answer->header_count);
+    free(answer->headers);
     answer->headers = NULL;
     answer->header_count = 0;
     buffer_free(&answer->body);
@@ -52,9 +56,11 @@ void answer_clear(cx_http_answer *answer) {
 
 /* Frees what the request held (its headers and body) and uncounts it. */
 static void release(connection *c, stream *s) {
-    headers_free(s->headers, s->header_count);
-    s->headers = NULL;
-    s->header_count = s->header_cap = 0;
+    buffer_free(&s->fields);
+    if (s->spans != s->inline_spans) free(s->spans);
+    s->spans = s->inline_spans;
+    s->header_count = 0;
+    s->header_cap = INLINE_HEADERS;
     buffer_free(&s->body);
     c->held -= s->held;
     c->door->held -= s->held;
@@ -63,7 +69,12 @@ static void release(connection *c, stream *s) {
 
 stream *stream_new(connection *c) {
     (void)c;
-    return calloc(1, sizeof(stream));
+    stream *s = calloc(1, sizeof(stream));
+    if (s) {
+        s->spans = s->inline_spans;
+        s->header_cap = INLINE_HEADERS;
+    }
+    return s;
 }
 
 void stream_free(connection *c, stream *s) {
@@ -89,6 +100,12 @@ bool request_holding_room(const connection *c) {
     return c->held <= CONNECTION_HELD_BYTES && c->door->held <= DOOR_HELD_BYTES;
 }
 
+/* Appends bytes and the NUL after them to the request's fields. */
+static int append_text(stream *s, const char *text, size_t len) {
+    static const char nul = 0;
+    return buffer_append(&s->fields, text, len) == 0 && buffer_append(&s->fields, &nul, 1) == 0 ? 0 : -1;
+}
+
 header_result request_add_header(connection *c, stream *s, const char *name, size_t name_len, const char *value,
                                  size_t value_len) {
     size_t bytes = name_len + value_len + 32; /* RFC 9113's size of a header field */
@@ -96,39 +113,46 @@ header_result request_add_header(connection *c, stream *s, const char *name, siz
     if (s->header_bytes > MAX_HEADER_BYTES) return HEADER_BLOCK_TOO_LARGE;
     if (c->held + bytes > CONNECTION_HELD_BYTES) return HELD_TOO_MUCH;
     if (s->header_count == s->header_cap) {
-        size_t cap = s->header_cap ? s->header_cap * 2 : 16;
-        cx_http_header *headers = realloc(s->headers, cap * sizeof *headers);
-        if (!headers) return HEADER_NO_MEMORY;
-        s->headers = headers;
+        size_t cap = s->header_cap * 2;
+        header_span *spans = s->spans == s->inline_spans ? malloc(cap * sizeof *spans)
+                                                         : realloc(s->spans, cap * sizeof *spans);
+        if (!spans) return HEADER_NO_MEMORY;
+        if (s->spans == s->inline_spans) memcpy(spans, s->inline_spans, sizeof s->inline_spans);
+        s->spans = spans;
         s->header_cap = cap;
     }
-    char *name_copy = strndup(name, name_len), *value_copy = strndup(value, value_len);
-    if (!name_copy || !value_copy) {
-        free(name_copy);
-        free(value_copy);
-        return HEADER_NO_MEMORY;
-    }
-    s->headers[s->header_count++] = (cx_http_header){name_copy, name_len, value_copy, value_len};
+    header_span span = {.name = s->fields.len, .name_len = name_len, .value = s->fields.len + name_len + 1,
+                        .value_len = value_len};
+    if (append_text(s, name, name_len) != 0 || append_text(s, value, value_len) != 0) return HEADER_NO_MEMORY;
+    s->spans[s->header_count++] = span;
     request_hold(c, s, bytes);
     return HEADER_ADDED;
 }
 
 header_result request_extend_header(connection *c, stream *s, bool value, const char *at, size_t more) {
-    cx_http_header *h = &s->headers[s->header_count - 1];
+    header_span *h = &s->spans[s->header_count - 1];
     s->header_bytes += more;
     if (s->header_bytes > MAX_HEADER_BYTES) return HEADER_BLOCK_TOO_LARGE;
     if (c->held + more > CONNECTION_HELD_BYTES) return HELD_TOO_MUCH;
-    const char **text = value ? &h->value : &h->name;
-    size_t *len = value ? &h->value_len : &h->name_len;
-    char *joined = realloc((char *)*text, *len + more + 1);
-    if (!joined) return HEADER_NO_MEMORY;
-    memcpy(joined + *len, at, more);
-    joined[*len + more] = 0;
-    *text = joined;
-    *len += more;
+    if (!value && h->value_len) return HEADER_NO_MEMORY; /* a name goes on only before its value */
+    /* The piece extended is the last text in the fields: its NUL goes, the piece and a
+       NUL follow (for a name, the empty value's NUL after it too). */
+    s->fields.len = value ? h->value + h->value_len : h->name + h->name_len;
+    if (value) {
+        if (append_text(s, at, more) != 0) return HEADER_NO_MEMORY;
+        h->value_len += more;
+    } else {
+        if (append_text(s, at, more) != 0 || append_text(s, "", 0) != 0) return HEADER_NO_MEMORY;
+        h->name_len += more;
+        h->value = h->name + h->name_len + 1;
+    }
     request_hold(c, s, more);
     return HEADER_ADDED;
 }
+
+char *request_header_name(const stream *s, size_t i) { return (char *)s->fields.data + s->spans[i].name; }
+
+const char *request_header_value(const stream *s, size_t i) { return (char *)s->fields.data + s->spans[i].value; }
 
 void request_answer(connection *c, stream *s, int refusal) {
     if (s->answered) return;
@@ -136,17 +160,30 @@ void request_answer(connection *c, stream *s, int refusal) {
     if (refusal) {
         answer_set_empty(&s->answer, refusal);
     } else {
+        /* The headers as the handler reads them, for the call only. */
+        cx_http_header inline_headers[INLINE_HEADERS];
+        cx_http_header *headers =
+            s->header_count <= INLINE_HEADERS ? inline_headers : malloc(s->header_count * sizeof *headers);
+        if (!headers) {
+            answer_set_empty(&s->answer, 500);
+            release(c, s);
+            return;
+        }
+        for (size_t i = 0; i < s->header_count; i++)
+            headers[i] = (cx_http_header){request_header_name(s, i), s->spans[i].name_len,
+                                          request_header_value(s, i), s->spans[i].value_len};
         cx_http_request request = {
             .door = c->door,
             .server_name = c->server_name[0] ? c->server_name : NULL,
             .tls = c->tls,
             .http2 = c->app == APP_HTTP2,
-            .headers = s->headers,
+            .headers = headers,
             .header_count = s->header_count,
             .body = s->body.data,
             .body_len = s->body.len,
         };
         c->door->handler(c->door->context, &request, &s->answer);
+        if (headers != inline_headers) free(headers);
         if (!s->answer.status && !s->answer.fault) answer_set_empty(&s->answer, 500); /* it set nothing */
     }
     release(c, s);

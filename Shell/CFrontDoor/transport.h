@@ -67,12 +67,24 @@ struct cx_http_answer {
     int fault; /* CX_FAULT_*: sent instead of the answer */
 };
 
+/* Where one header's name and value are in its request's `fields`. */
+typedef struct header_span {
+    size_t name, name_len, value, value_len;
+} header_span;
+
+enum { INLINE_HEADERS = 16 };
+
 /* One request being read (an HTTP/2 stream, or the HTTP/1.1 request in progress),
    then its answer. Its headers and body are "held" until the handler has seen them:
-   those bytes are counted per connection and door-wide, and bounded (request.c). */
+   those bytes are counted per connection and door-wide, and bounded (request.c).
+   The headers' names and values are kept in one buffer, each followed by a NUL, in the
+   order they came (so the last one can be extended in place), with their spans beside
+   it: a request costs a few allocations, not two per header. */
 typedef struct stream {
     int32_t id;
-    cx_http_header *headers;
+    buffer fields;
+    header_span *spans; /* `inline_spans` until more headers come */
+    header_span inline_spans[INLINE_HEADERS];
     size_t header_count, header_cap, header_bytes;
     buffer body;
     size_t held;        /* bytes of headers and body counted as held */
@@ -97,9 +109,13 @@ void stream_free(connection *c, stream *s);
 typedef enum { HEADER_ADDED, HEADER_BLOCK_TOO_LARGE, HELD_TOO_MUCH, HEADER_NO_MEMORY } header_result;
 header_result request_add_header(connection *c, stream *s, const char *name, size_t name_len, const char *value,
                                  size_t value_len);
-/* Extends the last header's name or value with a piece HTTP/1.1's parser handed over,
-   counted as request_add_header counts. */
+/* Extends the last header's name (while its value is empty) or value with a piece
+   HTTP/1.1's parser handed over, counted as request_add_header counts. */
 header_result request_extend_header(connection *c, stream *s, bool value, const char *at, size_t more);
+/* Header `i`'s name and value, NUL-terminated; valid until the next header is added or
+   extended. The name may be changed in place (HTTP/1.1 lowercases it). */
+char *request_header_name(const stream *s, size_t i);
+const char *request_header_value(const stream *s, size_t i);
 /* Appends to the request's body, counting the memory it takes as held: 0, or -1. */
 int request_append_body(connection *c, stream *s, const unsigned char *data, size_t len);
 /* Whether the connection, and the door as a whole, hold less than their bounds. */
@@ -195,6 +211,9 @@ typedef struct later {
 
 typedef struct later_op later_op;
 
+/* Twice the most answers held at once (later.c), a power of two. */
+enum { LATER_INDEX_SLOTS = 8192 };
+
 /* A complete request whose handler chose to answer later: the door keeps it. */
 void later_park(connection *c, stream *s);
 /* The connection, or one stream, is gone: its answers given later are dropped. */
@@ -215,7 +234,6 @@ struct cx_front_door {
     pthread_t thread;
     cx_tunnel_filter tunnel_filter;
     cx_handshake_filter handshake_filter;
-    cx_before_answers before_answers;
     bool stopping; /* set once, by cx_front_door_stop, before it wakes the loop */
     SSL_CTX *ctx;
     cx_http_handler handler;
@@ -223,11 +241,15 @@ struct cx_front_door {
     connection *connections[MAX_CONNECTIONS];
     size_t count;
     size_t held; /* bytes of requests not yet handed to the handler, all connections */
-    /* Answers given later: those held (door thread only), and what other threads sent
-       for them, queued under `ops_lock` until the door's thread takes it. */
+    /* Answers given later: those held (door thread only), found by id through
+       `later_index` (open addressing: index + 1 into `laters`, 0 for none), and what
+       other threads sent for them, queued under `ops_lock` until the door's thread
+       takes it. Every network request is one, so each step is O(1); only the answers
+       with a deadline (`later_deadlines` of them) are looked at each turn. */
     cx_later_gone later_gone;
     later *laters;
-    size_t later_count, later_cap;
+    size_t later_count, later_cap, later_deadlines;
+    uint32_t later_index[LATER_INDEX_SLOTS];
     pthread_mutex_t ops_lock;
     later_op *ops_head, *ops_tail;
     size_t open_connections; /* `count`, published for other threads */

@@ -21,15 +21,13 @@ public final class FrontDoor: @unchecked Sendable {
         let handoff: RequestHandoff
         let tunnelHosts: @Sendable (String) -> Bool
         let handshakes: @Sendable (String) -> Bool
-        let beforeAnswers: @Sendable () -> Void
         init(
             handoff: RequestHandoff, tunnelHosts: @escaping @Sendable (String) -> Bool,
-            handshakes: @escaping @Sendable (String) -> Bool, beforeAnswers: @escaping @Sendable () -> Void
+            handshakes: @escaping @Sendable (String) -> Bool
         ) {
             self.handoff = handoff
             self.tunnelHosts = tunnelHosts
             self.handshakes = handshakes
-            self.beforeAnswers = beforeAnswers
         }
     }
 
@@ -40,27 +38,25 @@ public final class FrontDoor: @unchecked Sendable {
     /// Listens on `address` (an IPv4 or IPv6 literal) and `port` with `ca`'s server
     /// certificate, and serves until `stop`. `tunnelHosts` says which hosts a CONNECT
     /// may open a tunnel to; `handshakes`, whether a TLS handshake for a server name
-    /// (SNI, else the CONNECT target, else "") may go on. `beforeAnswers` runs once per
-    /// turn of the door's loop, before any answer it settled is sent. `batches` gets the
+    /// (SNI, else the CONNECT target, else "") may go on; it runs on the door's thread,
+    /// before the handshake's answer is sent. `batches` gets the
     /// requests read so far, in order, on the handling thread, and returns their answers in
     /// the same order; none goes out before it returns. At most `RequestHandoff.limit`
     /// requests wait at once; past that a request is answered 503 with nothing done.
     public init(
         address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
         handshakes: @escaping @Sendable (String) -> Bool = { _ in true },
-        beforeAnswers: @escaping @Sendable () -> Void = {},
         batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]
     ) throws(Failure) {
         let handlers = HandlerBox(
-            handoff: RequestHandoff(batches), tunnelHosts: tunnelHosts, handshakes: handshakes,
-            beforeAnswers: beforeAnswers)
+            handoff: RequestHandoff(batches), tunnelHosts: tunnelHosts, handshakes: handshakes)
         box = Unmanaged.passRetained(handlers)
         var door: OpaquePointer?
         var bound: Int32 = 0
         var error = [CChar](repeating: 0, count: 256)
         let status = cx_front_door_start(
             address, Int32(port), ca.serverCertificate, ca.serverKey, frontDoorHandler, frontDoorTunnelFilter,
-            frontDoorHandshakeFilter, frontDoorBeforeAnswers, frontDoorLaterGone, box.toOpaque(), &door, &bound, &error,
+            frontDoorHandshakeFilter, frontDoorLaterGone, box.toOpaque(), &door, &bound, &error,
             error.count)
         guard status == 0 else {
             handlers.handoff.stop()
@@ -91,12 +87,6 @@ public final class FrontDoor: @unchecked Sendable {
     }
 
     deinit { stop() }
-}
-
-/// The C transport's turn of the loop, before answers go out.
-private func frontDoorBeforeAnswers(_ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().beforeAnswers()
 }
 
 /// The C transport dropped an answer given later: its side takes nothing more.

@@ -49,4 +49,83 @@ import Testing
         #expect(handled.withLock { $0 } == limit)
         #expect(door.requestsInHand == 0)
     }
+
+    /// Thousands of answers held at once, settled in a shuffled order while more
+    /// requests arrive: each reaches its own stream (the transport finds a held answer
+    /// by its id in O(1), and its removals must leave every other one findable).
+    @Test func answersHeldAtOnceAndSettledOutOfOrderEachReachTheirOwnStream() throws {
+        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let held = Monitor<[(number: Int, later: HTTPLater)]>([])
+        let door = try FrontDoor(
+            address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
+            batches: { requests in
+                requests.map { request in
+                    // Held with no deadline: the answer comes through `later`.
+                    let later = HTTPLater(waitMilliseconds: 0)
+                    let number = Int(request.path?.split(separator: "/").last ?? "") ?? -1
+                    held.withLock { $0.append((number, later)) }
+                    var response = HTTPResponse(status: 500)
+                    response.later = later
+                    return response
+                }
+            })
+        defer { door.stop() }
+        // The status each request is owed: its number, folded into 200…299.
+        func status(_ number: Int) -> String { String(200 + number % 100) }
+        var clients: [HTTP2TestClient] = []
+        var expected: [(client: Int, stream: Int32, status: String)] = []
+        func open(_ numbers: Range<Int>, perConnection: Int = 900) throws {
+            for first in stride(from: numbers.lowerBound, to: numbers.upperBound, by: perConnection) {
+                let client = try #require(HTTP2TestClient(port: door.port))
+                clients.append(client)
+                for number in first..<min(first + perConnection, numbers.upperBound) {
+                    let stream = client.request("GET", "127.0.0.1", "/held/\(number)", body: 0)
+                    expected.append((clients.count - 1, stream, status(number)))
+                }
+            }
+            let count = numbers.upperBound - numbers.lowerBound
+            let before = held.withLock { $0.count }
+            pumpAll { held.withLock { $0.count } >= before + count }
+        }
+        // Every client in turn (none may wait on another), until `done` or 30 s.
+        func pumpAll(until done: () -> Bool) {
+            for _ in 0..<3_000 where !done() {
+                if !clients.map({ $0.pump() }).contains(true) { usleep(10_000) }
+            }
+        }
+        var generator = SplitMix(seed: 22)
+        func settle(_ count: Int) {
+            let taken = held.withLock { all -> [(number: Int, later: HTTPLater)] in
+                all.shuffle(using: &generator)
+                defer { all.removeFirst(count) }
+                return Array(all.prefix(count))
+            }
+            for (number, later) in taken {
+                later.send(.complete(HTTPResponse(status: Int(status(number))!)))
+            }
+        }
+        try open(0..<2_700)
+        #expect(held.withLock { $0.count } == 2_700)
+        settle(1_350)
+        // New answers go into the index while half of the first ones are still in it.
+        try open(2_700..<3_000)
+        settle(held.withLock { $0.count })
+        pumpAll { expected.allSatisfy { clients[$0.client].statuses[$0.stream] != nil } }
+        let wrong = expected.filter { clients[$0.client].statuses[$0.stream] != $0.status }
+        #expect(
+            wrong.count == 0, "of \(expected.count) streams, these got another's answer or none: \(wrong.prefix(5))")
+    }
+}
+
+/// A seeded generator, so a shuffle that finds a bug finds it again.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

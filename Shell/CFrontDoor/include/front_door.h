@@ -76,17 +76,12 @@ typedef bool (*cx_tunnel_filter)(void *context, const char *host);
    tls_fail). NULL: every handshake goes on. */
 typedef bool (*cx_handshake_filter)(void *context, const char *server_name);
 
-/* Called once per turn of the loop, after the requests read in it were handled and
-   before any of their answers is written to a socket: what the handlers owe the world
-   (report lines) goes out first, in one write. */
-typedef void (*cx_before_answers)(void *context);
-
 /* Listens on `address` (an IPv4 or IPv6 literal) and `port` (0: any free one), with
    the certificate chain and key in PEM files, and serves on a thread of its own.
    Returns 0 with *out and *bound_port set, or -1 with a sentence in `error`. */
 int cx_front_door_start(const char *address, int port, const char *certificate_file, const char *key_file,
                         cx_http_handler handler, cx_tunnel_filter tunnel_filter, cx_handshake_filter handshake_filter,
-                        cx_before_answers before_answers, cx_later_gone later_gone, void *context,
+                        cx_later_gone later_gone, void *context,
                         cx_front_door **out, int *bound_port, char *error, size_t error_size);
 
 /* From any thread: the answer `id` is this (headers and body are copied). */
