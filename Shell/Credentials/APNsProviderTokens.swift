@@ -18,6 +18,9 @@ public struct APNsProviderTokens: Sendable {
     /// an hour, and checking it again (base64, JSON, a signature) is most of a push's
     /// cost. Only their expiry is checked again. A new key forgets them all.
     private var accepted: [String: Accepted] = [:]
+    /// The last token that passed, with its team: a backend's pushes all carry the same
+    /// one, so it is compared before the table is hashed.
+    private var last: (authorization: String, team: String, accepted: Accepted)?
 
     public init() {}
 
@@ -25,6 +28,7 @@ public struct APNsProviderTokens: Sendable {
     public mutating func register(_ key: Key) {
         keys[key.keyID] = key
         accepted.removeAll()
+        last = nil
     }
 
     /// A refusal: Apple's reason (all are 403) and a sentence.
@@ -43,16 +47,23 @@ public struct APNsProviderTokens: Sendable {
     /// Checks a push's `authorization` header for an app of `team` at `now` (seconds
     /// since 1970). A token that passed is remembered (at most 1,024) until it expires.
     public mutating func check(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
+        func stillValid(_ known: Accepted) -> Bool {
+            !Self.hasExpired(issuedAt: known.issuedAt, now: now)
+                && !Self.isFromTheFuture(issuedAt: known.issuedAt, now: now)
+        }
+        if let last, last.authorization == authorization, last.team == team, stillValid(last.accepted) {
+            return .success(last.accepted)
+        }
         let cacheKey = (authorization ?? "") + "\u{0}" + team
-        if let known = accepted[cacheKey], !Self.hasExpired(issuedAt: known.issuedAt, now: now),
-            !Self.isFromTheFuture(issuedAt: known.issuedAt, now: now)
-        {
+        if let known = accepted[cacheKey], stillValid(known) {
+            last = (authorization ?? "", team, known)
             return .success(known)
         }
         let result = verify(authorization: authorization, team: team, now: now)
         if case .success(let passed) = result {
             if accepted.count >= 1024 { accepted.removeAll() }
             accepted[cacheKey] = passed
+            last = (authorization ?? "", team, passed)
         }
         return result
     }

@@ -27,6 +27,14 @@ public struct HTTPRequest: Sendable {
         headers.first { $0.name == name }?.value
     }
 
+    /// The first header, other than a pseudo-header, that was sent more than once.
+    public var repeatedHeaderName: String? {
+        for (index, header) in headers.enumerated() where header.name.utf8.first != UInt8(ascii: ":") {
+            if headers[..<index].contains(where: { $0.name == header.name }) { return header.name }
+        }
+        return nil
+    }
+
     public var method: String? { header(":method") }
     public var path: String? { header(":path") }
 

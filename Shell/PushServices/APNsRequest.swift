@@ -1,10 +1,9 @@
 import OrderedJSON
 
-/// A request a backend sends to APNs (`POST /3/device/<token>`): its headers and
-/// its body bytes, exactly as sent.
+/// A request a backend sends to APNs (`POST /3/device/<token>`): the headers APNs reads
+/// and its body bytes, exactly as sent.
 public struct APNsRequest: Sendable {
-    /// Header names lowercased (HTTP/2), values as sent.
-    public var headers: [String: String]
+    public var headers: APNsHeaders
     public var body: [UInt8]
     /// The body already parsed, when the caller has it (it must be what `body` says);
     /// saves parsing it a second time.
@@ -14,16 +13,58 @@ public struct APNsRequest: Sendable {
     /// Which APNs host the request went to.
     public var environment: APNsEnvironment
 
+    /// Headers by name in any case (the line protocol's `headers` object).
     public init(
         headers: [String: String], body: [UInt8], parsedBody: JSON? = nil, token: String?,
         environment: APNsEnvironment = .production
     ) {
-        self.headers = Dictionary(
-            headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+        var read = APNsHeaders()
+        for (name, value) in headers { read.take(name: name.lowercased(), value: value) }
+        self.init(headers: read, body: body, parsedBody: parsedBody, token: token, environment: environment)
+    }
+
+    public init(
+        headers: APNsHeaders, body: [UInt8], parsedBody: JSON? = nil, token: String?,
+        environment: APNsEnvironment = .production
+    ) {
+        self.headers = headers
         self.body = body
         self.parsedBody = parsedBody
         self.token = token
         self.environment = environment
+    }
+}
+
+/// The headers APNs reads, from a request's headers taken one by one (names lowercase);
+/// any other header is ignored, and a header taken twice keeps its last value.
+public struct APNsHeaders: Sendable, Equatable {
+    public var method: String?
+    public var path: String?
+    public var id: String?
+    public var topic: String?
+    public var collapseID: String?
+    public var priority: String?
+    public var pushType: String?
+    public var expiration: String?
+    public var authorization: String?
+
+    public init() {}
+
+    /// Every header of every push comes here: its length picks the one or two names it
+    /// can be before any text is compared.
+    public mutating func take(name: String, value: String) {
+        switch name.utf8.count {
+        case 5: if name == ":path" { path = value }
+        case 7:
+            if name == ":method" { method = value } else if name == "apns-id" { id = value }
+        case 10: if name == "apns-topic" { topic = value }
+        case 13:
+            if name == "authorization" { authorization = value } else if name == "apns-priority" { priority = value }
+        case 14: if name == "apns-push-type" { pushType = value }
+        case 15: if name == "apns-expiration" { expiration = value }
+        case 16: if name == "apns-collapse-id" { collapseID = value }
+        default: break
+        }
     }
 }
 
@@ -136,44 +177,43 @@ extension APNsRequest {
         func reject(_ status: Int, _ reason: String, _ detail: String) -> Result<APNsNotification, APNsRejection> {
             .failure(APNsRejection(status: status, reason: reason, detail: detail))
         }
-        if let id = headers["apns-id"], !Self.isCanonicalUUID(id) {
+        if let id = headers.id, !Self.isCanonicalUUID(id) {
             return reject(400, "BadMessageId", "apns-id '\(id)' is not a canonical UUID (8-4-4-4-12 hex digits)")
         }
-        if let method = headers[":method"], method != "POST" {
+        if let method = headers.method, method != "POST" {
             return reject(405, "MethodNotAllowed", "the method must be POST, got \(method)")
         }
-        guard let topic = headers["apns-topic"], !topic.isEmpty else {
+        guard let topic = headers.topic, !topic.isEmpty else {
             return reject(400, "MissingTopic", "apns-topic is required (token-based authentication)")
         }
-        if let collapse = headers["apns-collapse-id"], collapse.utf8.count > 64 {
+        if let collapse = headers.collapseID, collapse.utf8.count > 64 {
             return reject(
                 400, "BadCollapseId", "apns-collapse-id is \(collapse.utf8.count) bytes; at most 64 are allowed")
         }
         var priority = 10
-        if let text = headers["apns-priority"] {
+        if let text = headers.priority {
             guard let value = Int(text), [10, 5, 1].contains(value) else {
                 return reject(400, "BadPriority", "apns-priority must be 10, 5 or 1, got '\(text)'")
             }
             priority = value
         }
-        let pushType = headers["apns-push-type"]
+        let pushType = headers.pushType
         if let pushType, !Self.pushTypes.contains(pushType) {
             return reject(
                 400, "InvalidPushType",
                 "apns-push-type '\(pushType)' is not one of \(Self.pushTypes.joined(separator: ", "))")
         }
         var token = self.token ?? ""
-        if let path = headers[":path"] {
+        if let path = headers.path {
             guard path.hasPrefix("/3/device/") else {
                 return reject(404, "BadPath", "the path must be /3/device/<token>, got \(path)")
             }
             token = String(path.dropFirst("/3/device/".count))
         }
         if token.isEmpty { return reject(400, "MissingDeviceToken", "the device token is empty") }
-        guard token.utf8.count % 2 == 0, token.utf8.allSatisfy(Self.isHexDigit) else {
+        guard let normalized = Self.normalizedToken(token) else {
             return reject(400, "BadDeviceToken", "the device token must be an even number of hex digits")
         }
-        let normalized = token.lowercased()
         guard let record = tokens(normalized) else {
             return reject(400, "BadDeviceToken", "no app was ever issued this token")
         }
@@ -197,7 +237,7 @@ extension APNsRequest {
                         "the token is no longer active for the topic (the app was uninstalled or its token rotated)",
                     timestamp: retired))
         }
-        if let expiration = headers["apns-expiration"], Int64(expiration) == nil || expiration.hasPrefix("-") {
+        if let expiration = headers.expiration, Int64(expiration) == nil || expiration.hasPrefix("-") {
             return reject(
                 400, "BadExpirationDate", "apns-expiration must be a UNIX epoch in seconds, got '\(expiration)'")
         }
@@ -213,9 +253,9 @@ extension APNsRequest {
         }
         return .success(
             APNsNotification(
-                token: normalized, apnsID: headers["apns-id"], pushType: pushType, priority: priority,
-                collapseID: headers["apns-collapse-id"], payload: payload,
-                expiration: headers["apns-expiration"].flatMap { Int64($0) }))
+                token: normalized, apnsID: headers.id, pushType: pushType, priority: priority,
+                collapseID: headers.collapseID, payload: payload,
+                expiration: headers.expiration.flatMap { Int64($0) }))
     }
 
     /// The body as a JSON object whose `aps`, if any, is an object. APNs documents no
@@ -241,8 +281,26 @@ extension APNsRequest {
         return .success(object)
     }
 
+    /// A device token as APNs compares it (lowercase), or nil when it is not an even
+    /// number of hex digits. Every push asks this of its 64 or more digits: bytes, not
+    /// characters, and a copy only when some digit is uppercase.
+    public static func normalizedToken(_ token: String) -> String? {
+        var token = token
+        let (valid, uppercase) = token.withUTF8 { bytes -> (Bool, Bool) in
+            guard bytes.count % 2 == 0 else { return (false, false) }
+            var uppercase = false
+            for byte in bytes {
+                guard isHexDigit(byte) else { return (false, false) }
+                uppercase = uppercase || byte >= 0x41 && byte <= 0x46
+            }
+            return (true, uppercase)
+        }
+        guard valid else { return nil }
+        return uppercase ? token.lowercased() : token
+    }
+
     static func isHexDigit(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
+        byte &- 0x30 < 10 || (byte | 0x20) &- 0x61 < 6
     }
 
     static func isCanonicalUUID(_ text: String) -> Bool {

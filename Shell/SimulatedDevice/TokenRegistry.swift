@@ -16,6 +16,12 @@ public final class TokenRegistry: Sendable {
         public var team: String
         /// When an uninstall or a rotation retired it (ms since 1970); nil while active.
         public var retiredAt: Int64?
+
+        /// As APNs sees it: only APNs tokens exist for it.
+        public var apnsRecord: APNsTokenRecord? {
+            guard platform == .ios else { return nil }
+            return APNsTokenRecord(bundleID: bundleID, environment: environment, retiredAt: retiredAt, team: team)
+        }
     }
 
     private struct Tables {
@@ -37,11 +43,7 @@ public final class TokenRegistry: Sendable {
     }
 
     /// As APNs sees the token: only APNs tokens exist for it.
-    public func apnsRecord(_ token: String) -> APNsTokenRecord? {
-        guard let entry = entry(token: token), entry.platform == .ios else { return nil }
-        return APNsTokenRecord(
-            bundleID: entry.bundleID, environment: entry.environment, retiredAt: entry.retiredAt, team: entry.team)
-    }
+    public func apnsRecord(_ token: String) -> APNsTokenRecord? { entry(token: token)?.apnsRecord }
 
     /// As FCM sees a token or installation id.
     public func fcmRecord(_ target: FCMTarget) -> FCMTokenRecord? {

@@ -17,6 +17,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// Members in order; a repeated key keeps its first position and its last value.
     public init(_ members: some Sequence<(String, JSON)>) {
         self.init()
+        reserveCapacity(members.underestimatedCount)
         for (key, value) in members { self[key] = value }
     }
 

@@ -62,10 +62,17 @@ enum InspectorResource: Equatable {
     /// and the few paths beside them. Every network request asks this, so it looks at
     /// bytes, not characters.
     static func claims(_ path: String) -> Bool {
-        let utf8 = path.utf8
-        let bare = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
-        return bare.elementsEqual("/".utf8) || bare.starts(with: "/api/v1/".utf8)
-            || ["/metrics", "/livez", "/readyz", "/favicon.ico"].contains { bare.elementsEqual($0.utf8) }
+        var path = path
+        return path.withUTF8 { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            let count = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+            func `is`(_ text: StaticString, prefix: Bool = false) -> Bool {
+                let length = text.utf8CodeUnitCount
+                return (prefix ? count >= length : count == length) && memcmp(start, text.utf8Start, length) == 0
+            }
+            return `is`("/") || `is`("/api/v1/", prefix: true) || `is`("/metrics") || `is`("/livez") || `is`("/readyz")
+                || `is`("/favicon.ico")
+        }
     }
 }
 

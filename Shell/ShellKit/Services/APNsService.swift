@@ -27,10 +27,10 @@ final class APNsService {
         request.validate(tokens: world.registry.apnsRecord)
     }
 
-    /// Hands a push APNs accepted to the device that holds its token (or to the system
-    /// handler of its push type), as iOS would.
-    func deliver(_ notification: APNsNotification) throws -> (Device, PushOutcome) {
-        guard let target = world.device(holding: notification.token) else {
+    /// Hands a push APNs accepted to the device that holds its token (`holder`, when the
+    /// caller found it already), or to the system handler of its push type, as iOS would.
+    func deliver(_ notification: APNsNotification, holder: Device? = nil) throws -> (Device, PushOutcome) {
+        guard let target = holder ?? world.device(holding: notification.token) else {
             throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
         }
         world.touch(target)
@@ -84,26 +84,25 @@ final class APNsService {
         guard request.http2 else {
             return plainAnswer("apns", 505, "APNs takes HTTP/2 only; this request came over HTTP/1.1")
         }
-        var headers: [String: String] = [:]
-        var duplicate: String?
-        for (name, value) in request.headers {
-            if headers[name] != nil && !name.hasPrefix(":") { duplicate = duplicate ?? name }
-            headers[name] = value
-        }
+        var headers = APNsHeaders()
+        for (name, value) in request.headers { headers.take(name: name, value: value) }
+        // The token is looked up once: for the environment, the validator and the delivery.
         let token = Self.token(request)
-        let environment = environment ?? world.registry.apnsRecord(token)?.environment ?? .production
-        let requestID = headers["apns-id"]
+        let entry = world.registry.entry(token: token)
+        let environment = environment ?? entry?.apnsRecord?.environment ?? .production
         let result: Result<APNsNotification, APNsRejection>
         var signatureChecked = false
-        if let duplicate {
+        if let repeated = request.repeatedHeaderName {
             result = .failure(
-                APNsRejection(status: 400, reason: "DuplicateHeaders", detail: "the header \(duplicate) was sent twice")
+                APNsRejection(status: 400, reason: "DuplicateHeaders", detail: "the header \(repeated) was sent twice")
             )
         } else {
             let now = Double(world.clock()) / 1000
+            let registry = world.registry
+            let tokens = { $0 == token ? entry?.apnsRecord : registry.apnsRecord($0) }
             result = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
-                .validate(tokens: world.registry.apnsRecord) { [self] record in
-                    switch keys.check(authorization: headers["authorization"], team: record.team, now: now) {
+                .validate(tokens: tokens) { [self] record in
+                    switch keys.check(authorization: headers.authorization, team: record.team, now: now) {
                     case .success(let accepted):
                         signatureChecked = accepted.signatureChecked
                         return nil
@@ -112,51 +111,57 @@ final class APNsService {
                     }
                 }
         }
-        var report = JSONObject([("network", "apns")])
-        var responseHeaders: [(name: String, value: String)] = []
         switch result {
         case .failure(let rejection):
-            let apnsID = requestID ?? UUID().uuidString
-            report["status"] = .integer(Int64(rejection.status))
-            report["apns-id"] = .string(apnsID)
-            report["reason"] = .string(rejection.reason)
-            report["effect"] = .string("refused: \(rejection.detail)")
+            let apnsID = headers.id ?? UUID().uuidString
+            let report = JSONObject([
+                ("network", "apns"), ("status", .integer(Int64(rejection.status))), ("apns-id", .string(apnsID)),
+                ("reason", .string(rejection.reason)), ("effect", .string("refused: \(rejection.detail)")),
+            ])
             var body = JSONObject([("reason", .string(rejection.reason))])
             if let timestamp = rejection.timestamp { body["timestamp"] = .integer(timestamp) }
-            responseHeaders = [("apns-id", apnsID), ("content-type", "application/json")]
             return (
                 report,
-                HTTPResponse(status: rejection.status, headers: responseHeaders, body: JSON.object(body).compactBytes)
+                HTTPResponse(
+                    status: rejection.status, headers: [("apns-id", apnsID), ("content-type", "application/json")],
+                    body: JSON.object(body).compactBytes)
             )
         case .success(let notification):
             do {
-                let (target, outcome) = try deliver(notification)
-                let apnsID = requestID ?? target.makeAPNsID()
-                report["status"] = 200
-                report["device"] = .string(target.id)
-                report["apns-id"] = .string(apnsID)
-                report["effect"] = .string(
-                    outcome.effect
-                        + (signatureChecked
-                            ? ""
-                            : "; the provider token's signature was not checked (no key is registered with apns_key)"))
+                let holder = entry.flatMap { world.devicesByID[$0.deviceID] }
+                let (target, outcome) = try deliver(notification, holder: holder)
+                let apnsID = headers.id ?? target.makeAPNsID()
+                var report = JSONObject([
+                    ("network", "apns"), ("status", 200), ("device", .string(target.id)), ("apns-id", .string(apnsID)),
+                    (
+                        "effect",
+                        .string(
+                            signatureChecked
+                                ? outcome.effect
+                                : outcome.effect
+                                    + "; the provider token's signature was not checked (no key is registered with apns_key)"
+                        )
+                    ),
+                ])
                 if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
-                responseHeaders = [("apns-id", apnsID)]
+                var responseHeaders = [("apns-id", apnsID)]
                 if environment == .development {
                     responseHeaders.append(("apns-unique-id", UUID().uuidString.lowercased()))
                 }
                 return (report, HTTPResponse(status: 200, headers: responseHeaders))
             } catch {
-                report["status"] = 500
-                report["effect"] = .string("\(error)")
-                return (report, HTTPResponse(status: 500, body: Array(#"{"reason":"InternalServerError"}"#.utf8)))
+                return (
+                    JSONObject([("network", "apns"), ("status", 500), ("effect", .string("\(error)"))]),
+                    HTTPResponse(status: 500, body: Array(#"{"reason":"InternalServerError"}"#.utf8))
+                )
             }
         }
     }
 
     /// The device token of `/3/device/<token>`, lowercased as APNs compares it.
     static func token(_ request: HTTPRequest) -> String {
-        String((request.path ?? "").dropFirst("/3/device/".count)).lowercased()
+        let token = String((request.path ?? "").utf8.dropFirst("/3/device/".utf8.count))!
+        return APNsRequest.normalizedToken(token) ?? token.lowercased()
     }
 
     // MARK: Chaos
