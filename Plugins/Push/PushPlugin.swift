@@ -238,12 +238,13 @@ public final class PushPlugin: Plugin {
         }
     }
 
-    /// DEL-1: `received` is live only; with no subscriber it is dropped.
-    /// Returns whether any subscriber got it.
+    /// DEL-1: `received` is live only; with no subscriber it is dropped, and then the
+    /// event is never made. Returns whether any subscriber got it.
     @discardableResult
-    func received(event: JSONObject) -> Bool {
+    func received(event: @autoclosure () -> JSONObject) -> Bool {
         guard system.platform != .web else { return false }  // EV-7
-        let text = PushEvent.with(.received, event).compactText
+        guard state.withLock({ !$0.subscribers.isEmpty }) else { return false }
+        let text = PushEvent.with(.received, event()).compactText
         return state.withLock { state in Self.emit(text, to: state.subscribers) }
     }
 

@@ -95,20 +95,33 @@ private func frontDoorLaterGone(_ context: UnsafeMutableRawPointer?, _ id: cx_ht
     Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue().handoff.gone(id)
 }
 
-/// Headers as the C transport takes them, alive while `body` runs.
+/// Headers as the C transport takes them (it copies them by length), alive while `body`
+/// runs: their bytes in one buffer, and the array on the stack. Every answer passes here.
 func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (UnsafePointer<cx_http_header>?, Int) -> T)
     -> T
 {
-    let names = headers.map { strdup($0.name) }
-    let values = headers.map { strdup($0.value) }
-    defer {
-        for pointer in names + values { free(pointer) }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
+    for header in headers {
+        bytes.append(contentsOf: header.name.utf8)
+        bytes.append(contentsOf: header.value.utf8)
     }
-    let cHeaders = zip(names, values).map { name, value in
-        cx_http_header(
-            name: name, name_len: name.map { strlen($0) } ?? 0, value: value, value_len: value.map { strlen($0) } ?? 0)
+    return bytes.withUnsafeBytes { text in
+        withUnsafeTemporaryAllocation(of: cx_http_header.self, capacity: headers.count) { cHeaders in
+            var at = 0
+            for (index, header) in headers.enumerated() {
+                let name = header.name.utf8.count
+                let value = header.value.utf8.count
+                let start = text.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) + at }
+                cHeaders.initializeElement(
+                    at: index,
+                    to: cx_http_header(name: start, name_len: name, value: start.map { $0 + name }, value_len: value))
+                at += name + value
+            }
+            defer { cHeaders.deinitialize() }
+            return body(UnsafePointer(cHeaders.baseAddress), headers.count)
+        }
     }
-    return cHeaders.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
 }
 
 /// Sends one piece of an answer given later to the C transport (any thread).

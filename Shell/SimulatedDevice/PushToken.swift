@@ -34,24 +34,30 @@ public struct IDGenerator: RandomNumberGenerator {
     }
 
     /// An uppercase canonical UUID (8-4-4-4-12), as APNs returns in `apns-id`.
+    /// Written straight into the string's storage: every push that names no `apns-id`
+    /// gets one.
     mutating func uuid() -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(36)
         var bits = (next(), next())
-        for index in 0..<32 {
-            if index == 8 || index == 12 || index == 16 || index == 20 { text.append(UInt8(ascii: "-")) }
-            let nibble: UInt64
-            if index < 16 {
-                nibble = bits.0 & 0xF
-                bits.0 >>= 4
-            } else {
-                nibble = bits.1 & 0xF
-                bits.1 >>= 4
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var at = 0
+            for index in 0..<32 {
+                if index == 8 || index == 12 || index == 16 || index == 20 {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
+                }
+                let nibble: UInt8
+                if index < 16 {
+                    nibble = UInt8(truncatingIfNeeded: bits.0 & 0xF)
+                    bits.0 >>= 4
+                } else {
+                    nibble = UInt8(truncatingIfNeeded: bits.1 & 0xF)
+                    bits.1 >>= 4
+                }
+                text[at] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
+                at += 1
             }
-            text.append(digits[Int(nibble)])
+            return at
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     mutating func base64URL(_ count: Int) -> String {

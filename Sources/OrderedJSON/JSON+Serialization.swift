@@ -1,76 +1,178 @@
+/// Compact serialization in two passes: the exact size first, then every byte written
+/// once into storage made for it (a string's own, or an array's), with no growing, no
+/// append per byte and no second check of the UTF-8. Every report line, reply and
+/// delivery is written this way.
 extension JSON {
     /// Compact JSON text: members in their order, no white space, strings as UTF-8
     /// with only `"`, `\` and control characters escaped.
     public var compactText: String {
-        String(decoding: compactBytes, as: UTF8.self)
+        let size = serializedSize
+        return String(unsafeUninitializedCapacity: size) { $0.baseAddress.map { write(into: $0) - $0 } ?? 0 }
     }
 
     /// Compact JSON as UTF-8 bytes; see `compactText`.
     public var compactBytes: [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(256)
-        write(to: &output)
-        return output
+        let size = serializedSize
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = buffer.baseAddress.map { write(into: $0) - $0 } ?? 0
+        }
     }
 
     /// Appends the compact serialization to `output`.
     public func write(to output: inout [UInt8]) {
+        output.append(contentsOf: compactBytes)
+    }
+
+    /// How many bytes the compact serialization takes.
+    public var serializedSize: Int {
         switch self {
-        case .null: output.append(contentsOf: "null".utf8)
-        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .number(let number): output.append(contentsOf: number.text.utf8)
-        case .string(let value): JSON.writeString(value, to: &output)
+        case .null: 4
+        case .bool(let value): value ? 4 : 5
+        case .number(let number): number.text.utf8.count
+        case .string(let value): JSON.serializedSize(of: value)
         case .array(let elements):
-            output.append(UInt8(ascii: "["))
+            elements.reduce(max(elements.count - 1, 0) + 2) { $0 + $1.serializedSize }
+        case .object(let object): object.serializedSize
+        }
+    }
+
+    /// Writes the compact serialization at `at`, which has room for `serializedSize`
+    /// bytes; returns where it ended.
+    func write(into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        switch self {
+        case .null: return JSON.copy("null", to: at)
+        case .bool(let value): return JSON.copy(value ? "true" : "false", to: at)
+        case .number(let number): return JSON.copy(number.text, to: at)
+        case .string(let value): return JSON.writeString(value, into: at)
+        case .array(let elements):
+            var end = at
+            end.pointee = UInt8(ascii: "[")
+            end += 1
             for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                element.write(to: &output)
+                if index > 0 {
+                    end.pointee = UInt8(ascii: ",")
+                    end += 1
+                }
+                end = element.write(into: end)
             }
-            output.append(UInt8(ascii: "]"))
-        case .object(let object):
-            object.write(to: &output)
+            end.pointee = UInt8(ascii: "]")
+            return end + 1
+        case .object(let object): return object.write(into: at)
         }
     }
 
     /// Writes `value` as a quoted JSON string.
     public static func writeString(_ value: String, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { bytes in
-            var runStart = 0
-            var index = 0
+        let size = serializedSize(of: value)
+        output.append(
+            contentsOf: [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                count = buffer.baseAddress.map { writeString(value, into: $0) - $0 } ?? 0
+            })
+    }
+
+    /// The bytes `value` takes quoted: one more for each `"`, `\` and the control
+    /// characters with a short escape, five more for the others (`\u00XX`).
+    static func serializedSize(of value: String) -> Int {
+        withBytes(of: value) { bytes in
+            var size = bytes.count + 2
+            var index = firstEscape(in: bytes, from: 0)
             while index < bytes.count {
-                // Eight bytes at a time while none needs escaping: most text has none.
-                if index + 8 <= bytes.count,
-                    !needsEscape(UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
-                {
-                    index += 8
-                    continue
-                }
-                let byte = bytes[index]
-                index += 1
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index - 1]))
-                runStart = index
-                output.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
-                case 0x08: output.append(UInt8(ascii: "b"))
-                case 0x0C: output.append(UInt8(ascii: "f"))
-                case 0x0A: output.append(UInt8(ascii: "n"))
-                case 0x0D: output.append(UInt8(ascii: "r"))
-                case 0x09: output.append(UInt8(ascii: "t"))
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    output.append(contentsOf: [
-                        UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
-                    ])
-                }
+                size += escapeLength(bytes[index])
+                index = firstEscape(in: bytes, from: index + 1)
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            return size
         }
-        output.append(UInt8(ascii: "\""))
+    }
+
+    static func writeString(_ value: String, into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        withBytes(of: value) { bytes in
+            var end = at
+            end.pointee = UInt8(ascii: "\"")
+            end += 1
+            func copyRun(_ run: Range<Int>) {
+                guard !run.isEmpty, let base = bytes.baseAddress else { return }
+                end.update(from: base + run.lowerBound, count: run.count)
+                end += run.count
+            }
+            var runStart = 0
+            var index = firstEscape(in: bytes, from: 0)
+            while index < bytes.count {
+                copyRun(runStart..<index)
+                let byte = bytes[index]
+                end.pointee = UInt8(ascii: "\\")
+                switch byte {
+                case UInt8(ascii: "\""): end[1] = UInt8(ascii: "\"")
+                case UInt8(ascii: "\\"): end[1] = UInt8(ascii: "\\")
+                case 0x08: end[1] = UInt8(ascii: "b")
+                case 0x0C: end[1] = UInt8(ascii: "f")
+                case 0x0A: end[1] = UInt8(ascii: "n")
+                case 0x0D: end[1] = UInt8(ascii: "r")
+                case 0x09: end[1] = UInt8(ascii: "t")
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    end[1] = UInt8(ascii: "u")
+                    end[2] = UInt8(ascii: "0")
+                    end[3] = UInt8(ascii: "0")
+                    end[4] = hex.utf8Start[Int(byte >> 4)]
+                    end[5] = hex.utf8Start[Int(byte & 0xF)]
+                }
+                end += 1 + escapeLength(byte)
+                runStart = index + 1
+                index = firstEscape(in: bytes, from: runStart)
+            }
+            copyRun(runStart..<bytes.count)
+            end.pointee = UInt8(ascii: "\"")
+            return end + 1
+        }
+    }
+
+    /// The index of the first byte at or after `from` that needs escaping, or the end.
+    /// Eight bytes at a time while none does (most text has none), and a tail shorter
+    /// than eight is tested as one word too, padded with spaces (which need none).
+    @inline(__always)
+    static func firstEscape(in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        guard let base = bytes.baseAddress else { return bytes.count }
+        var index = from
+        while bytes.count - index >= 8 {
+            if needsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) { break }
+            index += 8
+        }
+        if bytes.count - index < 8 {
+            var word: UInt64 = 0x2020_2020_2020_2020
+            withUnsafeMutableBytes(of: &word) {
+                $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[index...]))
+            }
+            if !needsEscape(word) { return bytes.count }
+        }
+        while index < bytes.count && escapeLength(bytes[index]) == 0 { index += 1 }
+        return index
+    }
+
+    /// How many bytes escaping `byte` adds: 0 for a byte that goes as it is.
+    @inline(__always)
+    static func escapeLength(_ byte: UInt8) -> Int {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x09, 0x0A, 0x0C, 0x0D: 1
+        case 0..<0x20: 5
+        default: 0
+        }
+    }
+
+    /// The string's UTF-8, in place when it is stored contiguously (native strings are).
+    @inline(__always)
+    static func withBytes<T>(of value: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        if let result = value.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(value.utf8).withUnsafeBufferPointer(body)
+    }
+
+    /// Copies a string's bytes unquoted (number texts and literals); returns the end.
+    @inline(__always)
+    static func copy(_ text: String, to at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        withBytes(of: text) { bytes in
+            guard let base = bytes.baseAddress else { return at }
+            at.update(from: base, count: bytes.count)
+            return at + bytes.count
+        }
     }
 
     /// Whether any of eight bytes is below 0x20, `"` or `\\` (the bytes a JSON string
@@ -89,21 +191,34 @@ extension JSON {
 extension JSONObject {
     /// Appends the compact serialization to `output`, members in order.
     public func write(to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "{"))
-        for index in keys.indices {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            JSON.writeString(keys[index], to: &output)
-            output.append(UInt8(ascii: ":"))
-            values[index].write(to: &output)
-        }
-        output.append(UInt8(ascii: "}"))
+        JSON.object(self).write(to: &output)
     }
 
     /// Compact JSON text of this object.
-    public var compactText: String {
-        var output: [UInt8] = []
-        output.reserveCapacity(256)
-        write(to: &output)
-        return String(decoding: output, as: UTF8.self)
+    public var compactText: String { JSON.object(self).compactText }
+
+    var serializedSize: Int {
+        var size = Swift.max(keys.count - 1, 0) + 2 + keys.count
+        for index in keys.indices {
+            size += JSON.serializedSize(of: keys[index]) + values[index].serializedSize
+        }
+        return size
+    }
+
+    func write(into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var end = at
+        end.pointee = UInt8(ascii: "{")
+        end += 1
+        for index in keys.indices {
+            if index > 0 {
+                end.pointee = UInt8(ascii: ",")
+                end += 1
+            }
+            end = JSON.writeString(keys[index], into: end)
+            end.pointee = UInt8(ascii: ":")
+            end = values[index].write(into: end + 1)
+        }
+        end.pointee = UInt8(ascii: "}")
+        return end + 1
     }
 }

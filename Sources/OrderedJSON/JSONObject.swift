@@ -9,13 +9,14 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     @usableFromInline var keys: [String]
     @usableFromInline var values: [JSON]
 
-    public init() {
+    @inlinable public init() {
         keys = []
         values = []
     }
 
     /// Members in order; a repeated key keeps its first position and its last value.
-    public init(_ members: some Sequence<(String, JSON)>) {
+    /// Inlinable, so that a literal list of members is built without generic calls.
+    @inlinable public init(_ members: some Sequence<(String, JSON)>) {
         self.init()
         reserveCapacity(members.underestimatedCount)
         for (key, value) in members { self[key] = value }
@@ -38,7 +39,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     public func makeIterator() -> Iterator { Iterator(object: self) }
 
-    public func index(of key: String) -> Int? {
+    @inlinable public func index(of key: String) -> Int? {
         keys.firstIndex(of: key)
     }
 
@@ -48,7 +49,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     /// The value of `key`; setting `nil` removes the member, setting a value
     /// replaces it in place or appends it at the end.
-    public subscript(key: String) -> JSON? {
+    @inlinable public subscript(key: String) -> JSON? {
         get { index(of: key).map { values[$0] } }
         set {
             if let at = index(of: key) {

@@ -35,6 +35,8 @@ struct StringEscapingTests {
                     var written: [UInt8] = []
                     JSON.writeString(text, to: &written)
                     #expect(written == Self.reference(text), "byte \(byte) at \(offset) of \(length)")
+                    // The size the writer allots is exactly what it writes.
+                    #expect(JSON.serializedSize(of: text) == written.count, "byte \(byte) at \(offset) of \(length)")
                 }
             }
         }
