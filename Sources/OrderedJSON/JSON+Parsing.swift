@@ -62,6 +62,13 @@ extension JSON {
     /// each valid number is handed to it as `0` padded with spaces (lines and columns
     /// stay where they were), and the tree is read back with the original lexemes in
     /// document order, which is jansson's order too (objects keep insertion order).
+    /// String values that are printable ASCII with no escape (tokens, ids: most of a
+    /// push's bytes) are handed over as `""`: jansson reads a string a byte at a time
+    /// (white space too), and their text is their bytes. With strings left out the text
+    /// jansson sees is shorter than the input, so when it finds an error the input itself
+    /// is parsed again for the error's words and place. Keys, and strings with an escape,
+    /// a control character or a byte past ASCII, go to jansson as they are, so every
+    /// check and every error message is still its own.
     private static func parseContiguous(
         _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits
     ) throws(JSONError) -> JSON {
@@ -74,17 +81,37 @@ extension JSON {
             throw JSONError(kind: .empty, line: 1, column: 1, reason: "the input is empty")
         }
         let scan = try Lexemes.scan(buffer, maxDepth: limits.maxDepth)
-        guard !scan.numbers.isEmpty, scan.allNumbersValid else {
+        guard scan.allNumbersValid, !scan.numbers.isEmpty || scan.strings.contains(where: \.plain) else {
             let root = try load(buffer)
             defer { cx_json_release(root) }
-            var reader = TreeReader(source: buffer, numbers: [])
+            var reader = TreeReader(source: buffer, numbers: [], strings: [])
             return reader.read(root)
         }
-        var masked = Array(buffer)
-        for number in scan.numbers {
-            masked[number.start] = UInt8(ascii: "0")
-            for index in number.start + 1..<number.start + number.length { masked[index] = 0x20 }
+        // The input with each number as `0` and each plain string value as `""`.
+        var masked: [UInt8] = []
+        masked.reserveCapacity(buffer.count)
+        var copied = 0
+        var nextNumber = 0
+        var nextString = 0
+        while nextNumber < scan.numbers.count || nextString < scan.strings.count {
+            let number = nextNumber < scan.numbers.count ? scan.numbers[nextNumber] : nil
+            let string = nextString < scan.strings.count ? scan.strings[nextString] : nil
+            let (start, length, stand): (Int, Int, StaticString)
+            if let number, string.map({ number.start < $0.start }) ?? true {
+                (start, length, stand) = (number.start, number.length, "0")
+                nextNumber += 1
+            } else if let string {
+                nextString += 1
+                guard string.plain else { continue }
+                (start, length, stand) = (string.start, string.length, "\"\"")
+            } else {
+                break
+            }
+            masked.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied..<start]))
+            masked.append(contentsOf: UnsafeBufferPointer(start: stand.utf8Start, count: stand.utf8CodeUnitCount))
+            copied = start + length
         }
+        masked.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied...]))
         let loaded = masked.withUnsafeBufferPointer { masked -> Result<UnsafeMutablePointer<json_t>, JSONError> in
             do throws(JSONError) { return .success(try load(masked)) } catch { return .failure(error) }
         }
@@ -92,17 +119,16 @@ extension JSON {
         switch loaded {
         case .success(let loaded): root = loaded
         case .failure(let maskedError):
-            // At the same place, the original text's error names the token as written.
-            do throws(JSONError) { cx_json_release(try load(buffer)) } catch {
-                if error.line == maskedError.line && error.column == maskedError.column { throw error }
-            }
+            // The input itself names the error as written, where it is.
+            do throws(JSONError) { cx_json_release(try load(buffer)) } catch { throw error }
             throw maskedError
         }
         defer { cx_json_release(root) }
-        var reader = TreeReader(source: buffer, numbers: scan.numbers)
+        var reader = TreeReader(source: buffer, numbers: scan.numbers, strings: scan.strings)
         let value = reader.read(root)
-        guard reader.nextNumber == scan.numbers.count else {
-            throw JSONError(kind: .syntax, line: 1, column: 1, reason: "the numbers could not be matched to the text")
+        guard reader.nextNumber == scan.numbers.count, reader.nextString == scan.strings.count else {
+            throw JSONError(
+                kind: .syntax, line: 1, column: 1, reason: "the numbers and strings could not be matched to the text")
         }
         return value
     }
@@ -118,7 +144,7 @@ extension JSON {
     }
 }
 
-/// One pass over the input, outside strings: where each number is, and whether
+/// One pass over the input: where each number and each string value is, and whether
 /// nesting stays within the limit (checked before jansson or any recursion runs).
 struct Lexemes {
     struct Number {
@@ -126,7 +152,21 @@ struct Lexemes {
         let length: Int
     }
 
+    /// A string value (not a key), quotes included.
+    struct StringValue {
+        let start: Int
+        let length: Int
+        /// Printable ASCII with no escape, and long enough (`plainLength`) that leaving it
+        /// out of jansson's text saves more than it costs: its text is its bytes between
+        /// the quotes.
+        let plain: Bool
+    }
+
+    /// The shortest string, quotes included, worth leaving out of jansson's text.
+    static let plainLength = 16
+
     var numbers: [Number] = []
+    var strings: [StringValue] = []
     /// False when something number-like is not a valid number; jansson then parses
     /// the text as it is and reports the error.
     var allNumbersValid = true
@@ -140,18 +180,43 @@ struct Lexemes {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
+                let start = index
+                var plain = true
                 index += 1
                 while index < count {
+                    // Eight bytes at a time while all are printable ASCII, neither quote
+                    // nor backslash: most of a long string.
+                    if index + 8 <= count,
+                        Self.isPlain(UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+                    {
+                        index += 8
+                        continue
+                    }
                     let inner = bytes[index]
                     if inner == UInt8(ascii: "\\") {
+                        plain = false
                         index += 2
                     } else if inner == UInt8(ascii: "\"") {
                         break
                     } else {
+                        plain = plain && inner >= 0x20 && inner < 0x7F
                         index += 1
                     }
                 }
                 index += 1
+                // A key is followed by a colon; only values are counted (and masked).
+                var next = index
+                while next < count,
+                    bytes[next] == 0x20 || bytes[next] == 0x0A || bytes[next] == 0x0D || bytes[next] == 0x09
+                {
+                    next += 1
+                }
+                if next >= count || bytes[next] != UInt8(ascii: ":") {
+                    result.strings.append(
+                        StringValue(
+                            start: start, length: min(index, count) - start,
+                            plain: plain && index <= count && index - start >= plainLength))
+                }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 if depth > maxDepth {
@@ -179,6 +244,17 @@ struct Lexemes {
         return result
     }
 
+    /// Whether eight bytes are all printable ASCII (0x20 to 0x7E) other than `"` and `\\`.
+    @inline(__always)
+    static func isPlain(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let belowSpace = (word &- ones &* 0x20) & ~word & highs != 0
+        return word & highs == 0 && !belowSpace && !hasZeroByte(word ^ (ones &* 0x7F))
+            && !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
+    }
+
     /// 1-based line and column (in bytes) of `offset`.
     static func position(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {
         var line = 1
@@ -196,11 +272,14 @@ struct Lexemes {
 struct TreeReader {
     let source: UnsafeBufferPointer<UInt8>
     let numbers: [Lexemes.Number]
+    let strings: [Lexemes.StringValue]
     var nextNumber = 0
+    var nextString = 0
 
-    init(source: UnsafeBufferPointer<UInt8>, numbers: [Lexemes.Number]) {
+    init(source: UnsafeBufferPointer<UInt8>, numbers: [Lexemes.Number], strings: [Lexemes.StringValue]) {
         self.source = source
         self.numbers = numbers
+        self.strings = strings
     }
 
     mutating func read(_ node: UnsafeMutablePointer<json_t>) -> JSON {
@@ -227,6 +306,19 @@ struct TreeReader {
             }
             return .array(elements)
         case JSON_STRING:
+            // A plain string value was handed over empty: its text is in the source.
+            if nextString < strings.count {
+                let string = strings[nextString]
+                nextString += 1
+                if string.plain {
+                    return .string(
+                        String(
+                            decoding: UnsafeBufferPointer(
+                                rebasing: source[string.start + 1..<string.start + string.length - 1]), as: UTF8.self))
+                }
+            } else if !strings.isEmpty {
+                nextString += 1  // more strings than the scan saw: the caller refuses the input
+            }
             return .string(
                 String(
                     decoding: UnsafeRawBufferPointer(start: json_string_value(node), count: json_string_length(node)),

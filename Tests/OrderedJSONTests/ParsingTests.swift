@@ -30,6 +30,47 @@ import Testing
         }
     }
 
+    /// Plain string values (printable ASCII, no escape) reach jansson as `""` and are
+    /// read from the input; every other string, and every key, is jansson's own. Mixed
+    /// together in any order, each value must come out as written.
+    @Test func stringValuesOfEveryKindAreReadInDocumentOrder() throws {
+        let text =
+            #"{"token":"Qc9qG9VptdEVv6XMCKXSdg:APA91bNn_I0X4nGmH7U6up","n":12,"s":"tab\there","e":"é and 😀","#
+            + #""a":["one","",2,"th\"ree",{"k":"plain value, long enough to span words"},"x"],"k2":"v2","z":""}"#
+        let value = try JSON.parse(text: text)
+        #expect(value.compactText == text)
+        #expect(value["token"] == "Qc9qG9VptdEVv6XMCKXSdg:APA91bNn_I0X4nGmH7U6up")
+        #expect(value["s"] == "tab\there")
+        #expect(value["e"] == "é and 😀")
+        #expect(value["a"]?.arrayValue?[3] == "th\"ree")
+        #expect(value["a"]?.arrayValue?[4]["k"] == "plain value, long enough to span words")
+        #expect(value.objectValue?.orderedKeys == ["token", "n", "s", "e", "a", "k2", "z"])
+        // A string at the root, plain and not.
+        #expect(try JSON.parse(text: #"  "just a string"  "#) == "just a string")
+        #expect(try JSON.parse(text: #""line\nbreak""#) == "line\nbreak")
+    }
+
+    /// The text jansson sees leaves plain strings out, so its places differ from the
+    /// input's: an error is named where it is in the input (jansson's own words and place
+    /// for the same text, read with a program over libjansson).
+    @Test func anErrorPastALongStringIsNamedWhereItIsInTheInput() throws {
+        let cases: [(String, Int)] = [
+            (#"{"token": "abcdefghijklmnopqrstuvwxyz", "n": 12, "x" 1}"#, 54),
+            (#"{"a": "plain string here", "a": "again"}"#, 30),
+            (#"["one", "two", 3,]"#, 18),
+        ]
+        for (text, column) in cases {
+            #expect(throws: JSONError.self) { try JSON.parse(text: text) }
+            do {
+                _ = try JSON.parse(text: text)
+            } catch {
+                #expect(error.line == 1 && error.column == column, "\(text): \(error)")
+            }
+        }
+        #expect(throws: JSONError.self) { try JSON.parse(text: #"{"a": "unterminated}"#) }
+        #expect(throws: JSONError.self) { try JSON.parse(text: "{\"a\": \"raw \u{1} control\"}") }
+    }
+
     @Test func numbersAreReadInDocumentOrderAcrossNesting() throws {
         let text = #"{"a":[1,{"b":2.0,"c":[3e3,{"d":-4}]},5],"e":"6 7 -8","f":{"g":9,"h":[10.10]},"i":11}"#
         let value = try JSON.parse(text: text)
