@@ -250,8 +250,16 @@ extension FCMRequest {
         return (1...900).contains(name.utf8.count) && name.utf8.allSatisfy { allowed.contains($0) }
     }
 
+    /// Every message's token passes here (FCM's are 150 bytes or more): a plain loop over
+    /// its bytes.
     static func isTokenShaped(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 4096 && token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        var token = token
+        return token.withUTF8 { bytes in
+            guard !bytes.isEmpty, bytes.count <= 4096 else { return false }
+            var printable = true
+            for byte in bytes { printable = printable && byte > 0x20 && byte < 0x7F }
+            return printable
+        }
     }
 
     static func isColor(_ color: String) -> Bool {

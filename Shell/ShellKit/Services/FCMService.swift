@@ -193,14 +193,14 @@ final class FCMService {
     }
 
     /// The `{project}` of `/v1/projects/{project}/messages:send`.
+    /// Bytes, not characters: every message asks it.
     static func project(_ path: String) -> String? {
         let prefix = "/v1/projects/"
         let suffix = "/messages:send"
-        guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.count > prefix.count + suffix.count else {
-            return nil
-        }
-        let project = path.dropFirst(prefix.count).dropLast(suffix.count)
-        return project.contains("/") ? nil : String(project)
+        guard path.hasPrefix(prefix), path.hasSuffix(suffix) else { return nil }
+        let project = path.utf8.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+        guard !project.isEmpty, !project.contains(UInt8(ascii: "/")) else { return nil }
+        return String(project)
     }
 
     /// Google's error envelope's `error` member.
