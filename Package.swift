@@ -71,7 +71,11 @@ let package = Package(
         .target(name: "CTestCA", dependencies: ["COpenSSL"], path: "Shell/CTestCA"),
         .target(name: "HTTPMessage", path: "Shell/HTTPMessage"),
         .target(name: "Loopback", path: "Shell/Loopback"),
-        .target(name: "MQTTClient", dependencies: ["CMosquitto", "CXHost", "Loopback", "OrderedJSON"], path: "Shell/MQTTClient"),
+        // libmosquitto's connect without the socket pair it opens for a loop of its own.
+        .target(name: "CMosquittoConnect", dependencies: ["CMosquitto"], path: "Shell/CMosquittoConnect"),
+        .target(
+            name: "MQTTClient", dependencies: ["CMosquitto", "CMosquittoConnect", "CXHost", "Loopback", "OrderedJSON"],
+            path: "Shell/MQTTClient"),
         .target(name: "Credentials", dependencies: ["COpenSSL", "OrderedJSON"], path: "Shell/Credentials"),
         .target(
             name: "CFrontDoor", dependencies: ["COpenSSL", "CNGHTTP2", "CHTTPParser"], path: "Shell/CFrontDoor",
@@ -100,7 +104,7 @@ let package = Package(
             name: "ShellTests",
             dependencies: [
                 "ShellKit", "SimulatedDevice", "PushServices", "PushPlugin", "CXHost", "OrderedJSON", "FrontDoor",
-                "Credentials", "COpenSSL", "MQTTClient", "CNGHTTP2", "HTTPMessage",
+                "Credentials", "COpenSSL", "MQTTClient", "CMosquittoConnect", "CNGHTTP2", "HTTPMessage",
             ],
             path: "Tests/ShellTests"),
         .testTarget(name: "CXHostTests", dependencies: ["CXHost", "EchoPlugin"], path: "Tests/CXHostTests"),

@@ -1,4 +1,5 @@
 import CMosquitto
+import CMosquittoConnect
 import CXHost
 import Foundation
 
@@ -102,7 +103,8 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
         self.subscriptions = subscriptions
         self.onMessage = onMessage
         self.onConnect = onConnect
-        guard let handle = mosquitto_new(clientID, cleanSession, nil) else {
+        // One descriptor per client, its connection's: see CMosquittoConnect.
+        guard let handle = cx_mosquitto_new(clientID, cleanSession, nil) else {
             throw MQTTFailure("libmosquitto could not make a client with id '\(clientID)'")
         }
         self.handle = handle
@@ -305,7 +307,7 @@ public final class MQTTConnection: @unchecked Sendable, MQTTLoop.Member {
     private func attempt() {
         nextAttempt = nil
         guard !status.withLock({ $0.closed }) else { return end() }
-        let code = everConnected ? mosquitto_reconnect(handle) : mosquitto_connect(handle, host, Int32(port), 30)
+        let code = everConnected ? mosquitto_reconnect(handle) : cx_mosquitto_connect(handle, host, Int32(port), 30)
         if code == MOSQ_ERR_SUCCESS.rawValue {
             everConnected = true
             socket = mosquitto_socket(handle)

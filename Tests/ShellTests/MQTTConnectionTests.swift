@@ -1,3 +1,4 @@
+import CMosquittoConnect
 import CXHost
 import MQTTClient
 import Testing
@@ -58,6 +59,26 @@ import Testing
         // A message may come twice (QoS 1), never out of order, never lost.
         #expect(inbox.waitForDistinct(3) == ["one", "two", "three"])
         again.close()
+    }
+
+    /// libmosquitto asks for a socket pair on every connect, for a loop of its own that
+    /// this client never runs; refused, a connection holds one descriptor instead of
+    /// three, and still gets what is published to it.
+    @Test func aConnectionIsMadeWithoutLibmosquittosSocketPair() throws {
+        let broker = try MQTTBroker()
+        let inbox = Inbox()
+        let before = cx_mosquitto_pairs_refused()
+        let devices = try (0..<20).map { index in
+            try MQTTConnection(
+                clientID: "pairless-\(index)", subscriptions: [MQTTConnection.Subscription(topic: "all", qos: 1)],
+                onMessage: inbox.add)
+        }
+        for device in devices { try device.connect(host: "127.0.0.1", port: broker.port) }
+        // Other tests connect meanwhile too: at least these 20 were refused theirs.
+        #expect(cx_mosquitto_pairs_refused() - before >= 20)
+        try publish(broker, "all", "to every one")
+        #expect(inbox.wait(for: 20).count == 20)
+        for device in devices { device.close() }
     }
 
     @Test func aBrokerThatIsNotThereIsNamed() throws {
