@@ -163,7 +163,7 @@ struct Lexemes {
     }
 
     /// The shortest string, quotes included, worth leaving out of jansson's text.
-    static let plainLength = 16
+    static let plainLength = 4
 
     var numbers: [Number] = []
     var strings: [StringValue] = []

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What `/metrics` reports beside the log's counts (inspector.md, "Metrics"): how long
 /// requests took, by the door they came by, and the deliveries the cores received, by
 /// kind. Plain counters, kept on the request path at the cost of a few additions.
@@ -27,18 +31,23 @@ struct RequestMetrics {
         for line in lines { deliveries[Self.kind(of: line), default: 0] += 1 }
     }
 
-    private static let kinds = ["received", "opened", "token_refresh"].map { kind in
-        (kind, Array(#"mobiler_push\":\"\#(kind)\"}"}"#.utf8))
-    }
+    private static let kinds: [(kind: String, ending: StaticString)] = [
+        ("received", #"mobiler_push\":\"received\"}"}"#), ("opened", #"mobiler_push\":\"opened\"}"}"#),
+        ("token_refresh", #"mobiler_push\":\"token_refresh\"}"}"#),
+    ]
 
     /// A delivery line's event kind: the push plugin's `mobiler_push`, which ends its
     /// event (escaped there, as the output is a string); any other delivery is `other`.
+    /// Every delivery is asked: its last bytes are compared, not characters.
     static func kind(of line: String) -> String {
-        let utf8 = line.utf8
-        for (kind, ending) in kinds where utf8.count >= ending.count {
-            if utf8.suffix(ending.count).elementsEqual(ending) { return kind }
+        var line = line
+        return line.withUTF8 { bytes in
+            for (kind, ending) in kinds where bytes.count >= ending.utf8CodeUnitCount {
+                let count = ending.utf8CodeUnitCount
+                if memcmp(bytes.baseAddress! + bytes.count - count, ending.utf8Start, count) == 0 { return kind }
+            }
+            return "other"
         }
-        return "other"
     }
 
     /// The Prometheus text of these metrics.

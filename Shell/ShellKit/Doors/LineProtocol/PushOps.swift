@@ -9,9 +9,9 @@ extension LineProtocol {
     /// else the named (or current) device's.
     func sendAPNs(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        let headers = try request.headers()
+        let headers = try request.apnsHeaders()
         var token = try request.optionalString("token")
-        if token == nil && headers[":path"] == nil {
+        if token == nil && headers.path == nil {
             try requirePlatform(.ios, device, request)
             guard let own = device.token else {
                 throw DeviceRefusal(
@@ -32,9 +32,9 @@ extension LineProtocol {
             let met = meetAnswerRule(
                 service: "apns", token: token,
                 facts: { facts in
-                    facts.topic = headers["apns-topic"]
+                    facts.topic = headers.topic
                     facts.environment = environment.rawValue
-                    facts.path = headers[":path"] ?? "/3/device/\(token)"
+                    facts.path = headers.path ?? "/3/device/\(token)"
                 })
         {
             let rejection = apns.chaosRejection(met.name, rule: met.id)

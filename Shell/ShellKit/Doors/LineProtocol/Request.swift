@@ -1,4 +1,5 @@
 import OrderedJSON
+import PushServices
 
 /// A protocol request line, with field access that turns every mistake into a
 /// sentence naming the field.
@@ -68,17 +69,18 @@ struct Request {
         }
     }
 
-    /// HTTP headers: an object whose values are strings (or integers, sent as their digits).
-    func headers() throws(Invalid) -> [String: String] {
-        guard let value = fields["headers"], value != .null else { return [:] }
+    /// The headers APNs reads, from `headers`: an object whose values are strings (or
+    /// integers, sent as their digits), names in any case. One pass, no dictionary.
+    func apnsHeaders() throws(Invalid) -> APNsHeaders {
+        var headers = APNsHeaders()
+        guard let value = fields["headers"], value != .null else { return headers }
         guard let object = value.objectValue else {
             throw invalid("\"headers\" must be an object, not \(value.typeName)")
         }
-        var headers: [String: String] = [:]
         for (name, value) in object {
             switch value {
-            case .string(let text): headers[name.lowercased()] = text
-            case .number(let number) where number.isInteger: headers[name.lowercased()] = number.text
+            case .string(let text): headers.take(name: name.lowercased(), value: text)
+            case .number(let number) where number.isInteger: headers.take(name: name.lowercased(), value: number.text)
             default: throw invalid("header \"\(name)\" must be a string, not \(value.typeName)")
             }
         }
