@@ -86,7 +86,7 @@ enum FrontDoorBenchmark {
                 "every push carries one ES256 provider token, signed by a key registered with apns_key and checked"
             if tls {
                 report(
-                    "front_door_pushes_tls", values, target: "reported (issue 22: >= 0.5 x nghttpd over TLS)",
+                    "front_door_pushes_tls", values, target: "every push answered 200",
                     met: best.shell.succeeded == pushes,
                     note: note + "; TLS with ALPN h2 on both sides, the shell's server certificate")
             } else {
@@ -94,8 +94,27 @@ enum FrontDoorBenchmark {
                     "front_door_pushes", values, target: "pushes_per_second >= 25000",
                     met: best.shell.perSecond >= 25_000 && best.shell.succeeded == pushes, note: note)
             }
+            reportIssue22(service: "apns", tls: tls, best: best, half: half)
         }
         shell.stop()
+    }
+
+    /// Issue 22's two targets for one service and protocol, each on a line of its own:
+    /// at least half nghttpd's rate in the same run, and a p99 within 2 ms at half our
+    /// saturation rate (steady clients).
+    static func reportIssue22(service: String, tls: Bool, best: (shell: Run, floor: Run), half: Run) {
+        let name = "front_door_\(service)\(tls ? "_tls" : "")"
+        let ratio = best.shell.perSecond / max(best.floor.perSecond, 1)
+        report(
+            name + "_over_nghttpd",
+            [
+                ("pushes_per_second", best.shell.perSecond), ("nghttpd_requests_per_second", best.floor.perSecond),
+                ("ours_over_floor", ratio),
+            ], target: "ours_over_floor >= 0.5", met: ratio >= 0.5)
+        report(
+            name + "_half_rate_latency",
+            [("rate", best.shell.perSecond / 2), ("p50_ms", half.p50), ("p99_ms", half.p99)],
+            target: "p99_ms <= 2", met: half.p99 > 0 && half.p99 <= 2)
     }
 
     /// Our shell and `nghttpd` (serving `work/docroot`, over TLS with the shell's own
@@ -111,8 +130,9 @@ enum FrontDoorBenchmark {
         try? uris(floorPort).write(toFile: work + "/floor-uris", atomically: true, encoding: .utf8)
         let nghttpd = Process()
         nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // As many threads as the shell's front door uses: the door's and the world's.
         nghttpd.arguments =
-            ["nghttpd", "-d", work + "/docroot", String(floorPort)]
+            ["nghttpd", "-n", "2", "-d", work + "/docroot", String(floorPort)]
             + (tls ? [shell.directory + "/server-key.pem", shell.directory + "/server.pem"] : ["--no-tls"])
         nghttpd.standardOutput = FileHandle.nullDevice
         nghttpd.standardError = FileHandle.nullDevice
@@ -146,7 +166,7 @@ enum FrontDoorBenchmark {
     /// same Android device's token.
     static func fcm(executable: URL) {
         let pushes = max(Self.pushes / scale, 1_000)
-        let target = "reported (issue 22: >= 0.5 x nghttpd over h2c and TLS)"
+        let target = "every message answered 200"
         guard let shell = try? startShell(executable) else {
             report("front_door_fcm", [], target: target, met: false, note: "the shell did not start")
             return
@@ -179,6 +199,7 @@ enum FrontDoorBenchmark {
                     shell: shell, work: work, tls: tls, uris: { "\(scheme)://127.0.0.1:\($0)\(path)\n" }, body: body,
                     authorization: "Bearer \(access)", pushes: pushes)
             else { return }
+            reportIssue22(service: "fcm", tls: tls, best: best, half: half)
             report(
                 tls ? "front_door_fcm_tls" : "front_door_fcm",
                 [
@@ -187,7 +208,7 @@ enum FrontDoorBenchmark {
                     ("nghttpd_requests_per_second", best.floor.perSecond),
                     ("ours_over_floor", best.shell.perSecond / max(best.floor.perSecond, 1)),
                     ("half_rate_p50_ms", half.p50), ("half_rate_p99_ms", half.p99),
-                ], target: target, met: best.shell.succeeded == pushes,
+                ], target: "every message answered 200", met: best.shell.succeeded == pushes,
                 note: "each message carries an access token from /token, for a key registered with google_key")
         }
     }

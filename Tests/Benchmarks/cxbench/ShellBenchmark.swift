@@ -48,7 +48,9 @@ enum ShellBenchmark {
         for pairs in [4, 32] { run(executable: executable, pairs: pairs) }
     }
 
-    /// The mix spread over `pairs` pairs of devices, a cycle per pair in turn.
+    /// The mix spread over `pairs` pairs of devices, a cycle per pair in turn. With one
+    /// pair, beside the line protocol's floor, in interleaved rounds (mix, floor, mix, …),
+    /// each keeping its best: a burst of load on this shared machine hits both alike.
     static func run(executable: URL, pairs: Int) {
         let cycles = 5_000 / scale
         let pairCycles = (0..<pairs).map { cycle(foreground: "d\(2 * $0 + 1)", background: "d\(2 * $0 + 2)") }
@@ -58,95 +60,106 @@ enum ShellBenchmark {
             for step in pairCycles[index % pairs] { input += step.line + "\n" }
         }
         let data = Data(input.utf8)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve"]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        let start = ContinuousClock.now
-        do { try process.run() } catch {
-            report("shell_serve_mix", [], target: "requests_per_second >= 50000", met: false, note: "\(error)")
-            return
+        let floor = pairs == 1 ? Floor() : nil
+        defer { floor?.remove() }
+        var best = 0.0
+        var bestFloor = 0.0
+        var deliveries = 0
+        var floorLines = 0
+        for _ in 0..<(floor == nil ? 1 : 3) {
+            guard let (seconds, output) = pipe(data, through: executable, arguments: ["serve"]) else {
+                report(
+                    "shell_serve_mix", [], target: "requests_per_second >= 50000", met: false,
+                    note: "cxshell did not run")
+                return
+            }
+            let lines = output.split(separator: UInt8(ascii: "\n"))
+            deliveries = lines.filter { $0.starts(with: Array(#"{"delivery""#.utf8)) }.count
+            let refused = lines.filter { $0.starts(with: Array(#"{"reply":null,"ok":false"#.utf8)) }.count
+            let perCycle = pairCycles[0].reduce(0) { $0 + $1.deliveries }
+            precondition(deliveries == cycles * perCycle, "expected \(cycles * perCycle) deliveries, got \(deliveries)")
+            precondition(refused == cycles, "expected \(cycles) rejections, got \(refused)")
+            best = max(best, Double(requests) / seconds)
+            if let binary = floor?.binary, let (seconds, output) = pipe(data, through: binary, arguments: []) {
+                floorLines = output.split(separator: UInt8(ascii: "\n")).count
+                bestFloor = max(bestFloor, Double(floorLines) / seconds)
+            }
         }
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(data)
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let seconds = (ContinuousClock.now - start).seconds
-        let lines = output.split(separator: UInt8(ascii: "\n"))
-        let deliveries = lines.filter { $0.starts(with: Array(#"{"delivery""#.utf8)) }.count
-        let refused = lines.filter { $0.starts(with: Array(#"{"reply":null,"ok":false"#.utf8)) }.count
-        let perCycle = pairCycles[0].reduce(0) { $0 + $1.deliveries }
-        precondition(deliveries == cycles * perCycle, "expected \(cycles * perCycle) deliveries, got \(deliveries)")
-        precondition(refused == cycles, "expected \(cycles) rejections, got \(refused)")
-        let perSecond = Double(requests) / seconds
         var mix: [String: Int] = [:]
         for step in pairCycles[0] { mix[step.what, default: 0] += 10 }
         let proportions = mix.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.value)% \($0.key)" }
             .joined(separator: ", ")
         let values = [
-            ("devices", Double(2 * pairs)), ("requests", Double(requests)), ("requests_per_second", perSecond),
+            ("devices", Double(2 * pairs)), ("requests", Double(requests)), ("requests_per_second", best),
             ("deliveries", Double(deliveries)), ("cores", Double(cores)),
         ]
-        if pairs == 1 {
-            report(
-                "shell_serve_mix", values, target: "requests_per_second >= 50000", met: perSecond >= 50_000,
-                note: "mix: \(proportions)")
-            reportFloor(input: data, requests: requests, shellPerSecond: perSecond)
-        } else {
+        guard let floor else {
             report("shell_serve_mix_\(2 * pairs)_devices", values, target: "reported", met: true)
-        }
-    }
-
-    /// The same input through the line protocol's floor (Tests/Benchmarks/floor): a process
-    /// that only reads each line, parses it with jansson and writes a line back, over
-    /// the same pipes. The mix's figure over the floor's is what the shell costs beyond
-    /// the pipe and the JSON (issue 22).
-    static func reportFloor(input: Data, requests: Int, shellPerSecond: Double) {
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("floor/line_floor.c")
-        let binary = FileManager.default.temporaryDirectory.appendingPathComponent("cx-line-floor-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: binary) }
-        let cc = Process()
-        cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        cc.arguments = ["cc", "-O2", source.path, "-ljansson", "-o", binary.path]
-        guard (try? cc.run()) != nil else {
-            report("shell_serve_mix_over_floor", [], target: "reported", met: false, note: "cc could not run")
             return
         }
-        cc.waitUntilExit()
-        let floor = Process()
-        floor.executableURL = binary
-        let stdin = Pipe()
-        let stdout = Pipe()
-        floor.standardInput = stdin
-        floor.standardOutput = stdout
-        let start = ContinuousClock.now
-        guard cc.terminationStatus == 0, (try? floor.run()) != nil else {
+        report(
+            "shell_serve_mix", values, target: "requests_per_second >= 50000", met: best >= 50_000,
+            note: "mix: \(proportions)")
+        guard floor.binary != nil, bestFloor > 0 else {
             report("shell_serve_mix_over_floor", [], target: "reported", met: false, note: "the floor did not build")
             return
         }
+        report(
+            "shell_serve_mix_over_floor",
+            [
+                ("floor_requests_per_second", bestFloor), ("mix_requests_per_second", best),
+                ("mix_over_floor", best / bestFloor),
+            ], target: "mix_over_floor >= 0.45 (issue 22: half as much again as 0.30, the median before it)",
+            met: best / bestFloor >= 0.45,
+            note: "\(requests) mix requests; the floor answered \(floorLines) lines; best of 3 interleaved rounds each")
+    }
+
+    /// The line protocol's floor (Tests/Benchmarks/floor): a process that only reads each
+    /// line, parses it with jansson and writes a line back, over the same pipes. The mix's
+    /// figure over the floor's is what the shell costs beyond the pipe and the JSON
+    /// (issue 22). Built with `cc` for the run; nil when it could not be.
+    struct Floor {
+        let binary: URL?
+
+        init() {
+            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("floor/line_floor.c")
+            let binary = FileManager.default.temporaryDirectory.appendingPathComponent("cx-line-floor-\(getpid())")
+            let cc = Process()
+            cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            cc.arguments = ["cc", "-O2", source.path, "-ljansson", "-o", binary.path]
+            guard (try? cc.run()) != nil else {
+                self.binary = nil
+                return
+            }
+            cc.waitUntilExit()
+            self.binary = cc.terminationStatus == 0 ? binary : nil
+        }
+
+        func remove() {
+            if let binary { try? FileManager.default.removeItem(at: binary) }
+        }
+    }
+
+    /// `input` piped through a process as a driver would (written from another thread):
+    /// the seconds from its start to the last byte of output, and the output.
+    static func pipe(_ input: Data, through executable: URL, arguments: [String]) -> (Double, Data)? {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        let start = ContinuousClock.now
+        guard (try? process.run()) != nil else { return nil }
         let writer = Thread {
             stdin.fileHandleForWriting.write(input)
             try? stdin.fileHandleForWriting.close()
         }
         writer.start()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        floor.waitUntilExit()
-        let seconds = (ContinuousClock.now - start).seconds
-        let lines = output.split(separator: UInt8(ascii: "\n")).count
-        let floorPerSecond = Double(lines) / seconds
-        report(
-            "shell_serve_mix_over_floor",
-            [
-                ("floor_requests_per_second", floorPerSecond), ("mix_requests_per_second", shellPerSecond),
-                ("mix_over_floor", shellPerSecond / floorPerSecond),
-            ], target: "reported (issue 22: raise it by half)", met: true,
-            note: "\(requests) mix requests; the floor answered \(lines) lines")
+        process.waitUntilExit()
+        return ((ContinuousClock.now - start).seconds, output)
     }
 }
