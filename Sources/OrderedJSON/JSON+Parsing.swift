@@ -246,13 +246,9 @@ struct Lexemes {
 
     /// Whether eight bytes are all printable ASCII (0x20 to 0x7E) other than `"` and `\\`.
     @inline(__always)
-    static func isPlain(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
-        let belowSpace = (word &- ones &* 0x20) & ~word & highs != 0
-        return word & highs == 0 && !belowSpace && !hasZeroByte(word ^ (ones &* 0x7F))
-            && !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
+    static func isPlain(_ bits: UInt64) -> Bool {
+        let word = ByteWord(bits)
+        return !word.hasHighByte && !word.needsEscape && !word.contains(0x7F)
     }
 
     /// 1-based line and column (in bytes) of `offset`.

@@ -175,17 +175,9 @@ extension JSON {
         }
     }
 
-    /// Whether any of eight bytes is below 0x20, `"` or `\\` (the bytes a JSON string
-    /// escapes). The whole-word tests ("has a zero byte", "has a byte below n") are exact
-    /// as yes-or-no answers, though not in which byte they flag, which is all this asks.
+    /// Whether any of eight bytes is one a JSON string escapes (`ByteWord`).
     @inline(__always)
-    static func needsEscape(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
-        let control = (word &- ones &* 0x20) & ~word & highs != 0
-        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
-    }
+    static func needsEscape(_ word: UInt64) -> Bool { ByteWord(word).needsEscape }
 }
 
 extension JSONObject {
