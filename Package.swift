@@ -82,7 +82,8 @@ let package = Package(
             // http-parser has no .pc file, and a C target does not autolink its module map.
             linkerSettings: [.linkedLibrary("http_parser")]),
         .target(
-            name: "FrontDoor", dependencies: ["CTestCA", "CFrontDoor", "HTTPMessage", "CXHost"], path: "Shell/FrontDoor"),
+            name: "FrontDoor", dependencies: ["CTestCA", "CFrontDoor", "HTTPMessage", "CXHost"],
+            path: "Shell/FrontDoor"),
         // Plugin libraries loaded with --plugin (dlopen): they call cx.h's functions,
         // which cxshell provides, so its symbols are exported to them.
         .target(name: "PluginLoader", dependencies: ["CCX", "CX", "CXHost"], path: "Shell/PluginLoader"),
