@@ -67,20 +67,22 @@ public final class Device: PushSystem {
         /// Set while the plugin posts during one push, for the push's outcome.
         var lastPost: (id: String, replaced: Bool)?
         var nextMessage = 1
-        var ids = IDGenerator()
+        var ids: IDGenerator
         /// The install's channel registrations and the process's connections.
         var channels = DeviceChannels()
 
         mutating func newToken(for platform: PushPlatform) -> String {
-            platform == .android ? ids.fcmToken() : Hex.encode(ids.apnsToken())
+            platform == .android ? ids.fcmToken() : ids.hex(bytes: 32)
         }
     }
 
     /// A device with the app installed and not running, holding a token. `core`
-    /// receives what the app's host delivers while a process is alive.
+    /// receives what the app's host delivers while a process is alive. `ids` makes its
+    /// tokens and ids: a world seeds each device's from one generator of its own rather
+    /// than asking the system once per device.
     public init(
         id: String = "d1", platform: PushPlatform, bundleID: String, options: DeviceOptions = DeviceOptions(),
-        registry: TokenRegistry = TokenRegistry(), hub: ChannelHub = ChannelHub(),
+        ids: IDGenerator = IDGenerator(), registry: TokenRegistry = TokenRegistry(), hub: ChannelHub = ChannelHub(),
         plugins: @escaping ExtraPlugins = { _ in {} }, core: @escaping @Sendable (Delivery) -> Void
     ) {
         self.id = id
@@ -90,7 +92,7 @@ public final class Device: PushSystem {
         self.options = options
         self.registry = registry
         self.core = core
-        state = Monitor(State(bundleID: bundleID))
+        state = Monitor(State(bundleID: bundleID, ids: ids))
         state.withLock { state in
             issueInstallationID(&state)
             issueToken(&state)

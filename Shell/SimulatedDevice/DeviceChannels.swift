@@ -99,7 +99,7 @@ extension Device {
     private func installAppwriteClientID() -> String {
         state.withLock { state in
             if let id = state.channels.appwriteClientID { return id }
-            let id = "cx-" + Hex.encode(state.ids.apnsToken().prefix(8).map { $0 })
+            let id = "cx-" + state.ids.hex(bytes: 8)
             state.channels.appwriteClientID = id
             return id
         }
@@ -249,7 +249,7 @@ extension Device {
                     "http: the channel needs the network front door; run cxshell serve --listen ADDRESS:PORT"))
         }
         let registration = state.withLock { state -> WebhookRegistration in
-            let recipient = state.channels.recipientID ?? Hex.encode(state.ids.apnsToken().prefix(16).map { $0 })
+            let recipient = state.channels.recipientID ?? state.ids.hex(bytes: 16)
             state.channels.recipientID = recipient
             let registration = WebhookRegistration(
                 recipientID: recipient, key: key, url: "https://\(address)/webhooks/\(recipient)")

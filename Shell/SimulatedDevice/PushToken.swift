@@ -23,9 +23,24 @@ public struct IDGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
-    /// 32 random bytes, as APNs issues device tokens.
-    mutating func apnsToken() -> [UInt8] {
-        (0..<4).flatMap { _ in withUnsafeBytes(of: next()) { Array($0) } }
+    /// `byteCount` random bytes as lowercase hex: 32 are an APNs device token. Written
+    /// straight into the string's storage, as a bulk fleet makes a million of them.
+    mutating func hex(bytes byteCount: Int) -> String {
+        String(unsafeUninitializedCapacity: byteCount * 2) { text in
+            var word: UInt64 = 0
+            for index in 0..<byteCount {
+                if index % 8 == 0 { word = next() }
+                let byte = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                text[2 * index] = Self.hexDigit(byte >> 4)
+                text[2 * index + 1] = Self.hexDigit(byte & 0xF)
+            }
+            return byteCount * 2
+        }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// `<instance id>:APA91b<134 characters>`, the shape of an FCM registration token.
@@ -61,37 +76,36 @@ public struct IDGenerator: RandomNumberGenerator {
     }
 
     mutating func base64URL(_ count: Int) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(count)
-        var bits: UInt64 = 0
-        var available = 0
-        for _ in 0..<count {
-            if available < 6 {
-                bits = next()
-                available = 64
+        String(unsafeUninitializedCapacity: count) { text in
+            var bits: UInt64 = 0
+            var available = 0
+            for index in 0..<count {
+                if available < 6 {
+                    bits = next()
+                    available = 64
+                }
+                text[index] = Self.base64URLDigit(UInt8(truncatingIfNeeded: bits & 63))
+                bits >>= 6
+                available -= 6
             }
-            text.append(alphabet[Int(bits & 63)])
-            bits >>= 6
-            available -= 6
+            return count
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// RFC 4648's URL-safe alphabet, by arithmetic rather than a table built per call.
+    private static func base64URLDigit(_ value: UInt8) -> UInt8 {
+        switch value {
+        case 0..<26: UInt8(ascii: "A") + value
+        case 26..<52: UInt8(ascii: "a") + value - 26
+        case 52..<62: UInt8(ascii: "0") + value - 52
+        case 62: UInt8(ascii: "-")
+        default: UInt8(ascii: "_")
+        }
     }
 }
 
-/// Lowercase hex, and back.
+/// Hex back to bytes: the token an app registers with, as iOS hands it over.
 enum Hex {
-    static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
     static func decode(_ hex: String) -> [UInt8] {
         var bytes: [UInt8] = []
         var high: UInt8?

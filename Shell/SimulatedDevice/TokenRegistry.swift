@@ -57,6 +57,18 @@ public final class TokenRegistry: Sendable {
         return FCMTokenRecord(project: entry.project, retired: entry.retiredAt != nil)
     }
 
+    /// Room for `count` more devices' tokens (and, on Android, installation ids), so a
+    /// fleet made in bulk does not rehash every token each time the table doubles.
+    public func reserveCapacity(devices count: Int, platform: PushPlatform) {
+        tables.withLock { tables in
+            guard platform != .web else { return }
+            tables.tokens.reserveCapacity(tables.tokens.count + count)
+            if platform == .android {
+                tables.installationIDs.reserveCapacity(tables.installationIDs.count + count)
+            }
+        }
+    }
+
     func issue(token: String, to entry: Entry) {
         tables.withLock { $0.tokens[token] = entry }
     }

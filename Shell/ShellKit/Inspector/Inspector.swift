@@ -2,6 +2,7 @@ import Credentials
 import Foundation
 import HTTPMessage
 import OrderedJSON
+import PushPlugin
 import SimulatedDevice
 
 /// Who may reach the inspector (inspector.md, "Security"): the shell's own host names,
@@ -359,14 +360,17 @@ final class Inspector {
         case .bool(let value)?: ready = value
         default: return .error(400, "ready must be true or false")
         }
-        var line = JSONObject([("op", "device")])
-        for (key, value) in options where key != "count" && key != "ready" && key != "op" { line[key] = value }
-        let deviceLine = Array(line.compactText.utf8)
+        var fields = JSONObject()
+        for (key, value) in options where key != "count" && key != "ready" && key != "op" { fields[key] = value }
+        let deviceRequest = Request(op: "device", fields: fields)
+        if let platform = options["platform"]?.stringValue.flatMap(PushPlatform.init(rawValue:)) {
+            world.reserveCapacity(devices: count, platform: platform)
+        }
         var made: [JSON] = []
         var ids: [String] = []
         var deliveries: [String] = []
         for _ in 0..<count {
-            let (reply, written, _) = lines.execute(line: deviceLine)
+            let (reply, written, _) = lines.execute(deviceRequest)
             deliveries += written
             guard reply["ok"] == true, let id = reply["device"]?.stringValue else {
                 if made.isEmpty { return .error(400, reply["error"]?.stringValue ?? "the device was refused") }
@@ -374,12 +378,22 @@ final class Inspector {
             }
             var entry = JSONObject([("device", .string(id))])
             if ready {
+                let device = JSON.string(id)
                 for step in [
-                    #"{"op":"launch","device":"\#(id)"}"#,
-                    #"{"op":"call","device":"\#(id)","plugin":"push","method":"register","input":""}"#,
-                    #"{"op":"subscribe","device":"\#(id)","key":"push","plugin":"push","stream":"events","input":""}"#,
+                    Request(op: "launch", fields: JSONObject([("device", device)])),
+                    Request(
+                        op: "call",
+                        fields: JSONObject([
+                            ("device", device), ("plugin", "push"), ("method", "register"), ("input", ""),
+                        ])),
+                    Request(
+                        op: "subscribe",
+                        fields: JSONObject([
+                            ("device", device), ("key", "push"), ("plugin", "push"), ("stream", "events"),
+                            ("input", ""),
+                        ])),
                 ] {
-                    let (reply, written, _) = lines.execute(line: Array(step.utf8))
+                    let (reply, written, _) = lines.execute(step)
                     deliveries += written
                     if reply["ok"] != true {
                         return .error(

@@ -25,6 +25,8 @@ final class World {
     private(set) var current: Device?
     /// The number in the last device id given (`d7`): ids are never reused.
     private var lastDeviceNumber = 0
+    /// Seeds each new device's token generator: one system draw per world, not per device.
+    private var deviceSeeds = IDGenerator()
     /// Real time (milliseconds since 1970), before what `clock` ops added.
     private let realClock: () -> Int64
     /// What `{"op":"clock","advance_ms":n}` added, in all.
@@ -141,12 +143,20 @@ final class World {
         lastDeviceNumber += 1
         let id = "d\(lastDeviceNumber)"
         let device = Device(
-            id: id, platform: platform, bundleID: bundle, options: options, registry: registry, hub: hub,
+            id: id, platform: platform, bundleID: bundle, options: options,
+            ids: IDGenerator(seed: deviceSeeds.next()), registry: registry, hub: hub,
             plugins: plugins, core: endpoint.receiver(for: id))
         devices.append(device)
         devicesByID[id] = device
         current = device
         return device
+    }
+
+    /// Room for `count` more devices of one platform, for a fleet made in bulk.
+    func reserveCapacity(devices count: Int, platform: PushPlatform) {
+        devices.reserveCapacity(devices.count + count)
+        devicesByID.reserveCapacity(devicesByID.count + count)
+        registry.reserveCapacity(devices: count, platform: platform)
     }
 
     /// Takes a device out of the world: as `uninstall` (its tokens retire), then it is

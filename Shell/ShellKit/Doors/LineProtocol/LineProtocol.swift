@@ -74,12 +74,22 @@ final class LineProtocol {
 
     /// Runs one request line without logging it: its reply, deliveries and op.
     func execute(line: some Collection<UInt8>) -> (reply: JSONObject, deliveries: [String], op: String?) {
+        let request: Request
+        do {
+            request = try Request(line: line, maxBytes: Self.maxLineBytes)
+        } catch {
+            world.begin()
+            return conclude(Self.error(error.id, error.message), op: nil)
+        }
+        return execute(request)
+    }
+
+    /// Runs one parsed request without logging it: the inspector's bulk devices run one
+    /// request many times, parsed once.
+    func execute(_ request: Request) -> (reply: JSONObject, deliveries: [String], op: String?) {
         var reply: JSONObject
-        var op: String?
         world.begin()
         do {
-            let request = try Request(line: line, maxBytes: Self.maxLineBytes)
-            op = request.op
             guard let handler = handlers[request.op] else {
                 throw request.invalid("unknown op '\(request.op)'; the ops are: \(names.joined(separator: ", "))")
             }
@@ -94,6 +104,15 @@ final class LineProtocol {
         } catch {
             reply = Self.error(nil, "\(error)")
         }
+        return conclude(reply, op: request.op)
+    }
+
+    /// Waits for the hosts the request touched: a host that did not settle turns the
+    /// reply into its error.
+    private func conclude(_ reply: JSONObject, op: String?) -> (
+        reply: JSONObject, deliveries: [String], op: String?
+    ) {
+        var reply = reply
         if let problem = world.settle() { reply = Self.error(reply["reply"] ?? nil, problem) }
         return (reply, world.takeDeliveries(), op)
     }

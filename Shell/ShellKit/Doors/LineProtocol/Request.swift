@@ -37,6 +37,16 @@ struct Request {
         self.fields = fields
     }
 
+    /// A request the shell makes itself (the inspector's bulk devices): `op` and the
+    /// other fields, as a line would carry them, without a line to parse.
+    init(op: String, fields: JSONObject) {
+        var fields = fields
+        fields["op"] = .string(op)
+        self.op = op
+        self.id = fields["id"] ?? .null
+        self.fields = fields
+    }
+
     func invalid(_ message: String) -> Invalid { Invalid(id: id, message: message) }
 
     func string(_ name: String) throws(Invalid) -> String {
