@@ -66,13 +66,13 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         }
     }
 
-    /// Appends a member the caller knows is new (the parser, whose input has unique keys).
     /// Room for `count` members, made once (the parser knows each object's size).
     @usableFromInline mutating func reserveCapacity(_ count: Int) {
         keys.reserveCapacity(count)
         values.reserveCapacity(count)
     }
 
+    /// Appends a member the caller knows is new (the parser, whose input has unique keys).
     @usableFromInline mutating func appendUnique(_ key: String, _ value: JSON) {
         keys.append(key)
         values.append(value)
