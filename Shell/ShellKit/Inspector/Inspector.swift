@@ -2,7 +2,6 @@ import Credentials
 import Foundation
 import HTTPMessage
 import OrderedJSON
-import PushPlugin
 import SimulatedDevice
 
 /// Who may reach the inspector (inspector.md, "Security"): the shell's own host names,
@@ -363,9 +362,6 @@ final class Inspector {
         var fields = JSONObject()
         for (key, value) in options where key != "count" && key != "ready" && key != "op" { fields[key] = value }
         let deviceRequest = Request(op: "device", fields: fields)
-        if let platform = options["platform"]?.stringValue.flatMap(PushPlatform.init(rawValue:)) {
-            world.reserveCapacity(devices: count, platform: platform)
-        }
         var made: [JSON] = []
         var ids: [String] = []
         var deliveries: [String] = []
@@ -375,6 +371,10 @@ final class Inspector {
             guard reply["ok"] == true, let id = reply["device"]?.stringValue else {
                 if made.isEmpty { return .error(400, reply["error"]?.stringValue ?? "the device was refused") }
                 break
+            }
+            // Room for the rest once the first is made: a refused request reserves nothing.
+            if made.isEmpty, count > 1, let platform = world.devicesByID[id]?.platform {
+                world.reserveCapacity(devices: count - 1, platform: platform)
             }
             var entry = JSONObject([("device", .string(id))])
             if ready {
