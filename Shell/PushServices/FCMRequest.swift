@@ -250,15 +250,12 @@ extension FCMRequest {
         return (1...900).contains(name.utf8.count) && name.utf8.allSatisfy { allowed.contains($0) }
     }
 
-    /// Every message's token passes here (FCM's are 150 bytes or more): a plain loop over
-    /// its bytes.
+    /// Every message's token passes here (FCM's are 150 bytes or more): its contiguous
+    /// bytes are checked, not the generic UTF-8 view.
     static func isTokenShaped(_ token: String) -> Bool {
         var token = token
         return token.withUTF8 { bytes in
-            guard !bytes.isEmpty, bytes.count <= 4096 else { return false }
-            var printable = true
-            for byte in bytes { printable = printable && byte > 0x20 && byte < 0x7F }
-            return printable
+            !bytes.isEmpty && bytes.count <= 4096 && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
         }
     }
 

@@ -134,7 +134,7 @@ extension JSON {
         guard let base = bytes.baseAddress else { return bytes.count }
         var index = from
         while bytes.count - index >= 8 {
-            if needsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) { break }
+            if ByteWord(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)).needsEscape { break }
             index += 8
         }
         if bytes.count - index < 8 {
@@ -142,7 +142,7 @@ extension JSON {
             withUnsafeMutableBytes(of: &word) {
                 $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[index...]))
             }
-            if !needsEscape(word) { return bytes.count }
+            if !ByteWord(word).needsEscape { return bytes.count }
         }
         while index < bytes.count && escapeLength(bytes[index]) == 0 { index += 1 }
         return index
@@ -174,10 +174,6 @@ extension JSON {
             return at + bytes.count
         }
     }
-
-    /// Whether any of eight bytes is one a JSON string escapes (`ByteWord`).
-    @inline(__always)
-    static func needsEscape(_ word: UInt64) -> Bool { ByteWord(word).needsEscape }
 }
 
 extension JSONObject {

@@ -55,7 +55,7 @@ struct StringEscapingTests {
                 expected = expected || byte < 0x20 || byte == 0x22 || byte == 0x5C
                 word |= UInt64(byte) << (place * 8)
             }
-            #expect(JSON.needsEscape(word) == expected, "word \(String(word, radix: 16))")
+            #expect(ByteWord(word).needsEscape == expected, "word \(String(word, radix: 16))")
         }
     }
 

@@ -152,9 +152,10 @@ final class World {
         return device
     }
 
-    /// Room for `count` more devices of one platform, for a fleet made in bulk.
+    /// Room for `count` more devices of one platform, for a fleet made in bulk: the
+    /// tables that hash (a dictionary's capacity grows by powers of two, so many small
+    /// batches do not copy it each time, as an array's exact `reserveCapacity` would).
     func reserveCapacity(devices count: Int, platform: PushPlatform) {
-        devices.reserveCapacity(devices.count + count)
         devicesByID.reserveCapacity(devicesByID.count + count)
         registry.reserveCapacity(devices: count, platform: platform)
     }

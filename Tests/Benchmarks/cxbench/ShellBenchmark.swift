@@ -66,6 +66,9 @@ enum ShellBenchmark {
         var bestFloor = 0.0
         var deliveries = 0
         var floorLines = 0
+        let perCycle = pairCycles[0].reduce(0) { $0 + $1.deliveries }
+        let deliveryStart = Array(#"{"delivery""#.utf8)
+        let refusalStart = Array(#"{"reply":null,"ok":false"#.utf8)
         for _ in 0..<(floor == nil ? 1 : 3) {
             guard let (seconds, output) = pipe(data, through: executable, arguments: ["serve"]) else {
                 report(
@@ -74,9 +77,8 @@ enum ShellBenchmark {
                 return
             }
             let lines = output.split(separator: UInt8(ascii: "\n"))
-            deliveries = lines.filter { $0.starts(with: Array(#"{"delivery""#.utf8)) }.count
-            let refused = lines.filter { $0.starts(with: Array(#"{"reply":null,"ok":false"#.utf8)) }.count
-            let perCycle = pairCycles[0].reduce(0) { $0 + $1.deliveries }
+            deliveries = lines.filter { $0.starts(with: deliveryStart) }.count
+            let refused = lines.filter { $0.starts(with: refusalStart) }.count
             precondition(deliveries == cycles * perCycle, "expected \(cycles * perCycle) deliveries, got \(deliveries)")
             precondition(refused == cycles, "expected \(cycles) rejections, got \(refused)")
             best = max(best, Double(requests) / seconds)
