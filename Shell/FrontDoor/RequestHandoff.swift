@@ -24,7 +24,10 @@ final class RequestHandoff: @unchecked Sendable {
     static let batchSize = 32
 
     private let queue = Monitor(State())
-    private let batches: @Sendable ([HTTPRequest]) -> [HTTPResponse]
+    /// The handler, which holds what it serves (the shell's world). Only the handling
+    /// thread touches it after `init`, and it lets go of it before it ends: when `stop`
+    /// returns, the world is its caller's alone, whenever the thread itself is gone.
+    private var batches: (@Sendable ([HTTPRequest]) -> [HTTPResponse])?
     /// Answers given later that the door still holds, by id, with the ids whose client
     /// went away before the handling thread got to them.
     let laters = Monitor(Laters())
@@ -69,7 +72,8 @@ final class RequestHandoff: @unchecked Sendable {
     var refused: Int { queue.withLock { $0.refused } }
 
     /// Takes no more requests, and waits until the batch in hand (if any) was handled and
-    /// settled: the door must outlive every answer settled for it.
+    /// settled (the door must outlive every answer settled for it) and the handler was let
+    /// go of.
     func stop() {
         queue.withLock { state in
             state.stopped = true
@@ -99,13 +103,14 @@ final class RequestHandoff: @unchecked Sendable {
                     state.inHand = taken
                     return Array(state.waiting.prefix(taken))
                 })
-            guard let batch else {
+            guard let batch, let handler = batches else {
+                batches = nil
                 return queue.withLock { state in
                     state.ended = true
                     queue.broadcast()
                 }
             }
-            let responses = batches(batch.map(\.request))
+            let responses = handler(batch.map(\.request))
             for (item, response) in zip(batch, responses) { settle(item, response) }
             queue.withLock { $0.inHand = 0 }
         }
