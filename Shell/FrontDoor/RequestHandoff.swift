@@ -25,9 +25,10 @@ final class RequestHandoff: @unchecked Sendable {
 
     private let queue = Monitor(State())
     /// The handler, which holds what it serves (the shell's world). Only the handling
-    /// thread touches it after `init`, and it lets go of it before it ends: when `stop`
-    /// returns, the world is its caller's alone, whenever the thread itself is gone.
+    /// thread touches it after `init`, and it lets go of it as it ends: when `stop`
+    /// returns, the world is its caller's alone.
     private var batches: (@Sendable ([HTTPRequest]) -> [HTTPResponse])?
+    private var thread = pthread_t()
     /// Answers given later that the door still holds, by id, with the ids whose client
     /// went away before the handling thread got to them.
     let laters = Monitor(Laters())
@@ -37,7 +38,8 @@ final class RequestHandoff: @unchecked Sendable {
         var inHand = 0
         var refused = 0
         var stopped = false
-        var ended = false
+        /// Whether the thread was started and not joined yet.
+        var running = false
     }
 
     struct Laters {
@@ -47,9 +49,25 @@ final class RequestHandoff: @unchecked Sendable {
 
     init(_ batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]) {
         self.batches = batches
-        let thread = Thread { [self] in run() }
-        thread.name = "front-door-world"
-        thread.start()
+        // A thread of its own, joined in `stop`: what it leaves to its own end (OpenSSL's
+        // per-thread error queue and random generators, freed as a thread exits) is gone
+        // before the process may exit.
+        let retained = Unmanaged.passRetained(self)
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                let handoff = Unmanaged<RequestHandoff>.fromOpaque(context!).takeRetainedValue()
+                Thread.current.name = "door-world"
+                handoff.run()
+                return nil
+            }, retained.toOpaque())
+        guard started == 0 else {
+            // No thread: every request is answered 503 at once, as when too many wait.
+            retained.release()
+            queue.withLock { $0.stopped = true }
+            return
+        }
+        queue.withLock { $0.running = true }
     }
 
     /// Takes a request on the door's thread; false when too many are in hand already
@@ -71,15 +89,17 @@ final class RequestHandoff: @unchecked Sendable {
     /// How many requests were answered 503 at once because the bound was reached.
     var refused: Int { queue.withLock { $0.refused } }
 
-    /// Takes no more requests, and waits until the batch in hand (if any) was handled and
-    /// settled (the door must outlive every answer settled for it) and the handler was let
-    /// go of.
+    /// Takes no more requests, lets the batch in hand (if any) be handled and settled (the
+    /// door must outlive every answer settled for it), and returns once the handling
+    /// thread has ended, the handler let go of. Later calls return at once.
     func stop() {
-        queue.withLock { state in
+        let join = queue.withLock { state in
+            defer { state.running = false }
             state.stopped = true
             queue.broadcast()
+            return state.running
         }
-        queue.wait(until: { $0.ended }, then: { _ in })
+        if join { pthread_join(thread, nil) }
     }
 
     /// The door's thread: the client of answer `id` went away.
@@ -105,10 +125,7 @@ final class RequestHandoff: @unchecked Sendable {
                 })
             guard let batch, let handler = batches else {
                 batches = nil
-                return queue.withLock { state in
-                    state.ended = true
-                    queue.broadcast()
-                }
+                return
             }
             let responses = handler(batch.map(\.request))
             for (item, response) in zip(batch, responses) { settle(item, response) }

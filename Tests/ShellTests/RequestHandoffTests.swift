@@ -28,6 +28,29 @@ import Testing
         withExtendedLifetime(handoff) {}
     }
 
+    /// `stop` returns only once the handling thread has ended, so what a thread frees as it
+    /// ends (OpenSSL's per-thread error queue and random generators, on the thread that
+    /// verified and minted credentials) is freed before the process may exit. A
+    /// thread-specific value with a slow destructor stands for that state.
+    @Test func stopReturnsOnlyOnceTheHandlingThreadHasEnded() throws {
+        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let end = ThreadEnd()
+        let door = try FrontDoor(
+            address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
+            batches: { requests in
+                end.watchThisThread()
+                return requests.map { _ in HTTPResponse(status: 200) }
+            })
+        let client = try #require(HTTP2TestClient(port: door.port))
+        let stream = client.request("GET", "127.0.0.1", "/x", body: 0)
+        for _ in 0..<3_000 where client.statuses[stream] == nil {
+            if !client.pump() { usleep(10_000) }
+        }
+        #expect(client.statuses[stream] == "200")
+        door.stop()
+        #expect(end.happened)
+    }
+
     @Test func requestsPastTheBoundAreAnswered503AndNeverHandled() throws {
         let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
         let gate = Monitor(false)
@@ -136,6 +159,31 @@ import Testing
         #expect(
             wrong.count == 0, "of \(expected.count) streams, these got another's answer or none: \(wrong.prefix(5))")
     }
+}
+
+/// Tells when a thread it watches has ended: a thread-specific value whose destructor,
+/// run as the thread exits, takes its time (100 ms) before it says so.
+final class ThreadEnd: @unchecked Sendable {
+    private var key = pthread_key_t()
+    private let ended = Monitor(false)
+
+    init() {
+        pthread_key_create(&key) { value in
+            usleep(100_000)
+            let end = Unmanaged<ThreadEnd>.fromOpaque(value!).takeRetainedValue()
+            end.ended.withLock { $0 = true }
+        }
+    }
+
+    deinit { pthread_key_delete(key) }
+
+    /// Watches the calling thread (once per thread).
+    func watchThisThread() {
+        guard pthread_getspecific(key) == nil else { return }
+        pthread_setspecific(key, Unmanaged.passRetained(self).toOpaque())
+    }
+
+    var happened: Bool { ended.withLock { $0 } }
 }
 
 /// A seeded generator, so a shuffle that finds a bug finds it again.
