@@ -24,10 +24,9 @@ final class RequestHandoff: @unchecked Sendable {
     static let batchSize = 32
 
     private let queue = Monitor(State())
-    /// The handler, which holds what it serves (the shell's world). Only the handling
-    /// thread touches it after `init`, and it lets go of it as it ends: when `stop`
-    /// returns, the world is its caller's alone.
-    private var batches: (@Sendable ([HTTPRequest]) -> [HTTPResponse])?
+    /// The handler, which holds what it serves (the shell's world): once `stop` has
+    /// joined the thread, only this object holds it, and whoever drops this drops the world.
+    private let batches: @Sendable ([HTTPRequest]) -> [HTTPResponse]
     private var thread = pthread_t()
     /// Answers given later that the door still holds, by id, with the ids whose client
     /// went away before the handling thread got to them.
@@ -91,7 +90,7 @@ final class RequestHandoff: @unchecked Sendable {
 
     /// Takes no more requests, lets the batch in hand (if any) be handled and settled (the
     /// door must outlive every answer settled for it), and returns once the handling
-    /// thread has ended, the handler let go of. Later calls return at once.
+    /// thread has ended. Later calls return at once.
     func stop() {
         let join = queue.withLock { state in
             defer { state.running = false }
@@ -123,11 +122,8 @@ final class RequestHandoff: @unchecked Sendable {
                     state.inHand = taken
                     return Array(state.waiting.prefix(taken))
                 })
-            guard let batch, let handler = batches else {
-                batches = nil
-                return
-            }
-            let responses = handler(batch.map(\.request))
+            guard let batch else { return }
+            let responses = batches(batch.map(\.request))
             for (item, response) in zip(batch, responses) { settle(item, response) }
             queue.withLock { $0.inHand = 0 }
         }

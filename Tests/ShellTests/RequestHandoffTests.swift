@@ -1,31 +1,33 @@
 import CXHost
 import Foundation
+import FrontDoor
 import HTTPMessage
 import Testing
-
-@testable import FrontDoor
 
 /// The front door handing its requests to a second thread (`FrontDoor(batches:)`): the
 /// bound on requests in hand, forced by holding the handling thread at a gate.
 @Suite(.serialized) struct RequestHandoffTests {
-    /// What the handler holds (the shell's world) is free once `stop` returns, however
-    /// long the handling thread then takes to end: a world still alive when the process
-    /// exits shows as a leak under LeakSanitizer (a tray's notification is held through
-    /// an enum's tagged pointer, which it cannot follow).
-    @Test func stopLetsGoOfTheHandlerBeforeItReturns() {
+    /// What the handler holds (the shell's world) is free once `stop` returns, while the
+    /// door itself is still held: a world still alive when the process exits shows as a
+    /// leak under LeakSanitizer (a tray's notification is held through an enum's tagged
+    /// pointer, which it cannot follow).
+    @Test func stopLetsGoOfTheHandlerBeforeItReturns() throws {
+        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
         final class World: Sendable {}
         weak var held: World?
-        let handoff = {
+        let door = try {
             let world = World()
             held = world
-            return RequestHandoff { requests in
-                withExtendedLifetime(world) { requests.map { _ in HTTPResponse(status: 200) } }
-            }
+            return try FrontDoor(
+                address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
+                batches: { requests in
+                    withExtendedLifetime(world) { requests.map { _ in HTTPResponse(status: 200) } }
+                })
         }()
         #expect(held != nil)
-        handoff.stop()
+        door.stop()
         #expect(held == nil)
-        withExtendedLifetime(handoff) {}
+        withExtendedLifetime(door) {}
     }
 
     /// `stop` returns only once the handling thread has ended, so what a thread frees as it
