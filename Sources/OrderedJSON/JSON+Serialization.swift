@@ -61,13 +61,27 @@ extension JSON {
         }
     }
 
-    /// Writes `value` as a quoted JSON string.
+    /// Appends `value` as a quoted JSON string.
     public static func writeString(_ value: String, to output: inout [UInt8]) {
-        let size = serializedSize(of: value)
-        output.append(
-            contentsOf: [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                count = buffer.baseAddress.map { writeString(value, into: $0) - $0 } ?? 0
-            })
+        // In place, with no array of its own: a log entry writes some twenty strings,
+        // and a temporary array each (allocated, looked up, freed) cost more than the
+        // rest of the entry (Docs/Performance.md).
+        var text = value
+        text.withUTF8 { bytes in
+            guard firstEscape(in: bytes, from: 0) < bytes.count else {
+                output.append(UInt8(ascii: "\""))
+                output.append(contentsOf: bytes)
+                output.append(UInt8(ascii: "\""))
+                return
+            }
+            let start = output.count
+            let size = serializedSize(of: value)
+            output.append(contentsOf: repeatElement(0, count: size))
+            output.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                _ = writeString(value, into: base + start)
+            }
+        }
     }
 
     /// The bytes `value` takes quoted: one more for each `"`, `\` and the control

@@ -59,6 +59,18 @@ struct StringEscapingTests {
         }
     }
 
+    @Test func appendingKeepsWhatTheOutputAlreadyHeld() {
+        // Plain text takes one path and text with an escape another: both append.
+        let texts = ["plain", "line\nbreak", "", "\"quoted\" and long enough to span words"]
+        var written = Array("[".utf8)
+        for text in texts {
+            JSON.writeString(text, to: &written)
+            written.append(UInt8(ascii: ","))
+        }
+        let expected = texts.reduce(Array("[".utf8)) { $0 + Self.reference($1) + [UInt8(ascii: ",")] }
+        #expect(written == expected)
+    }
+
     @Test func multiByteTextIsCopiedUnchanged() {
         let text = "Réservation confirmée — 予約 🎫 \"quoted\"\n\u{1}"
         var written: [UInt8] = []

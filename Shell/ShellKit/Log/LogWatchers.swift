@@ -30,6 +30,11 @@ struct LogWatchers {
     /// Past this many entries waiting, the streams are ended (their clients resume with
     /// Last-Event-ID) rather than let the backlog grow.
     static let maxBehind = 50_000
+    /// How long entries gather before they are rendered and sent. Under load, a renderer
+    /// that woke for each entry, and woke the door to write it, cost the request path
+    /// more in thread switches than the rendering itself (Docs/Performance.md); a person
+    /// or a test reading the stream sees an entry this much later.
+    static let gatherMilliseconds = 5
 
     struct HandedOver {
         var entries: [(entry: RequestLog.Entry, streams: [Stream])] = []
@@ -58,7 +63,8 @@ struct LogWatchers {
             poll.later.send(.complete(Self.answer(entries, after: poll.after)))
             return true
         }
-        streams.removeAll { $0.later.isGone }
+        // Asked first: removing nothing still rebuilds the array, once per request.
+        if streams.contains(where: { $0.later.isGone }) { streams.removeAll { $0.later.isGone } }
         guard !streams.isEmpty else { return }
         let targets = streams
         let (schedule, backlog) = handedOver.withLock { handed in
@@ -72,7 +78,11 @@ struct LogWatchers {
             for stream in targets { stream.later.send(.end) }
             streams.removeAll()
         }
-        if schedule { renderer.async { [handedOver] in Self.render(handedOver) } }
+        if schedule {
+            renderer.asyncAfter(deadline: .now() + .milliseconds(Self.gatherMilliseconds)) { [handedOver] in
+                Self.render(handedOver)
+            }
+        }
     }
 
     /// Renders and sends what was handed over, until nothing is left.
@@ -86,16 +96,18 @@ struct LogWatchers {
             guard !batch.isEmpty else { return }
             var writes: [ObjectIdentifier: (later: HTTPLater, bytes: [UInt8])] = [:]
             var order: [ObjectIdentifier] = []
+            // One buffer for every entry's event, rendered only if a stream wants it.
+            var event: [UInt8] = []
             for (entry, streams) in batch {
-                var event: [UInt8]?
+                event.removeAll(keepingCapacity: true)
                 for stream in streams where stream.filter.matches(entry) {
-                    if event == nil { event = Self.event(entry) }
+                    if event.isEmpty { Self.event(entry, into: &event) }
                     let id = ObjectIdentifier(stream.later)
                     if writes[id] == nil {
                         writes[id] = (stream.later, [])
                         order.append(id)
                     }
-                    writes[id]!.bytes += event!
+                    writes[id]!.bytes += event
                 }
             }
             for id in order { writes[id].map { $0.later.send(.write($0.bytes)) } }
@@ -110,11 +122,12 @@ struct LogWatchers {
     }
 
     /// One entry as a Server-Sent Event.
-    static func event(_ entry: RequestLog.Entry) -> [UInt8] {
-        var bytes = Array("event: log\nid: \(entry.seq)\ndata: ".utf8)
+    static func event(_ entry: RequestLog.Entry, into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: "event: log\nid: ".utf8)
+        bytes.append(contentsOf: String(entry.seq).utf8)
+        bytes.append(contentsOf: "\ndata: ".utf8)
         RequestLog.render(entry, whole: false, into: &bytes)
         bytes.append(contentsOf: "\n\n".utf8)
-        return bytes
     }
 
     /// What a stream resumed after `lastID` first gets: a gap when entries it missed
@@ -126,7 +139,7 @@ struct LogWatchers {
         var after = lastID
         while true {
             let page = log.entries(matching: filter, after: after, limit: 1_000)
-            for entry in page { bytes += event(entry) }
+            for entry in page { event(entry, into: &bytes) }
             guard page.count == 1_000, let last = page.last else { break }
             after = last.seq
         }

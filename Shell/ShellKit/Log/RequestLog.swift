@@ -211,25 +211,24 @@ public struct RequestLog: Sendable {
     static func render(_ entry: Entry, whole: Bool, into out: inout [UInt8]) {
         let record = entry.record
         out.reserveCapacity(512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
-        func key(_ name: StaticString) {
-            out.append(UInt8(ascii: ","))
-            out.append(UInt8(ascii: "\""))
-            name.withUTF8Buffer { out.append(contentsOf: $0) }
-            out.append(contentsOf: #"":"#.utf8)
+        // Each piece of fixed text is one literal, appended at once: a stream renders an
+        // entry per request.
+        func text(_ literal: StaticString) { literal.withUTF8Buffer { out.append(contentsOf: $0) } }
+        func member(_ key: StaticString, _ value: String?) {
+            guard let value else { return }
+            text(key)
+            JSON.writeString(value, to: &out)
         }
-        out.append(contentsOf: #"{"seq":"#.utf8)
+        text(#"{"seq":"#)
         out.append(contentsOf: String(entry.seq).utf8)
-        key("time")
-        out.append(UInt8(ascii: "\""))
+        text(#","time":""#)
         timestamp(entry.milliseconds, into: &out)
-        out.append(UInt8(ascii: "\""))
-        key("source")
+        text(#"","source":"#)
         JSON.writeString(entry.source, to: &out)
         if record.devices.count == 1 {
-            key("device")
-            JSON.writeString(record.devices[0], to: &out)
+            member(#","device":"#, record.devices[0])
         } else if record.devices.count > 1 {
-            key("devices")
+            text(#","devices":"#)
             JSON.array(record.devices.map(JSON.string)).write(to: &out)
         }
         var truncated = false
@@ -239,22 +238,17 @@ public struct RequestLog: Sendable {
             shown = whole ? body : Self.prefix(body, bytes: shownBodyBytes)
             truncated = shown!.utf8.count < body.utf8.count
         }
-        key("request")
-        out.append(contentsOf: record.requestJSON(body: shown))
-        key("status")
+        text(#","request":"#)
+        record.writeRequestJSON(body: shown, into: &out)
+        text(#","status":"#)
         out.append(contentsOf: String(entry.status).utf8)
-        for (name, value) in [
-            ("reason", record.reason), ("error", record.error), ("effect", record.effect), ("chaos", record.chaos),
-        ] {
-            guard let value else { continue }
-            out.append(contentsOf: #",""#.utf8)
-            out.append(contentsOf: name.utf8)
-            out.append(contentsOf: #"":"#.utf8)
-            JSON.writeString(value, to: &out)
-        }
-        if truncated { out.append(contentsOf: #","truncated":true"#.utf8) }
+        member(#","reason":"#, record.reason)
+        member(#","error":"#, record.error)
+        member(#","effect":"#, record.effect)
+        member(#","chaos":"#, record.chaos)
+        if truncated { text(#","truncated":true"#) }
         // Delivery lines are JSON objects already: they go in as written.
-        out.append(contentsOf: #","deliveries":["#.utf8)
+        text(#","deliveries":["#)
         for (index, line) in record.deliveries.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: line.utf8)
@@ -281,41 +275,46 @@ public struct RequestLog: Sendable {
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func digits(_ value: Int, _ count: Int) {
-            var divisor = 1
-            for _ in 1..<count { divisor *= 10 }
-            var value = value
-            for _ in 0..<count {
-                out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                value %= divisor
-                divisor = Swift.max(divisor / 10, 1)
+        // Written into 24 bytes on the stack, then appended at once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
+            var at = 0
+            func field(_ value: Int, _ count: Int, _ after: Unicode.Scalar) {
+                var value = value
+                for place in (0..<count).reversed() {
+                    text[at + place] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                text[at + count] = UInt8(ascii: after)
+                at += count + 1
             }
+            field(Int(parts.tm_year) + 1900, 4, "-")
+            field(Int(parts.tm_mon) + 1, 2, "-")
+            field(Int(parts.tm_mday), 2, "T")
+            field(Int(parts.tm_hour), 2, ":")
+            field(Int(parts.tm_min), 2, ":")
+            field(Int(parts.tm_sec), 2, ".")
+            field(Int(milliseconds % 1000), 3, "Z")
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<at]))
         }
-        digits(Int(parts.tm_year) + 1900, 4)
-        out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2)
-        out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2)
-        out.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2)
-        out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2)
-        out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2)
-        out.append(UInt8(ascii: "."))
-        digits(Int(milliseconds % 1000), 3)
-        out.append(UInt8(ascii: "Z"))
     }
 }
 
 extension RequestLog.Record {
     /// The request as a JSON object, with `body` last when given.
     func requestJSON(body: String?) -> [UInt8] {
+        var out: [UInt8] = []
+        writeRequestJSON(body: body, into: &out)
+        return out
+    }
+
+    /// Appends `requestJSON(body:)` to `out`, with no array of its own.
+    func writeRequestJSON(body: String?, into out: inout [UInt8]) {
         var writer = RequestLog.JSONWriter()
+        swap(&writer.bytes, &out)
+        defer { swap(&writer.bytes, &out) }
         writer.bytes.append(UInt8(ascii: "{"))
         request(&writer)
         if let body { writer.member("body", body) }
         writer.bytes.append(UInt8(ascii: "}"))
-        return writer.bytes
     }
 }

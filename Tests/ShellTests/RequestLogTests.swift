@@ -1,0 +1,43 @@
+import ShellKit
+import Testing
+
+/// The log entry's text (inspector.md, "The log"), as the API and the stream show it:
+/// written straight into bytes, so each member, separator and escape is checked here.
+struct RequestLogTests {
+    @Test func timestampsAreRFC3339InUTCWithMilliseconds() {
+        #expect(RequestLog.timestamp(0) == "1970-01-01T00:00:00.000Z")
+        #expect(RequestLog.timestamp(951_782_400_999) == "2000-02-29T00:00:00.999Z")
+        #expect(RequestLog.timestamp(1_796_140_532_045) == "2026-12-01T15:55:32.045Z")
+    }
+
+    @Test func anEntryShowsWhatItWasGivenInOrderWithItsTextEscaped() throws {
+        var log = RequestLog(max: 4)
+        log.append(source: "apns", status: 400, at: 1_796_140_532_045) {
+            var record = RequestLog.Record { $0.member("op", "apns") }
+            record.devices = ["d1"]
+            record.body = Array(#"{"a":"b\n"}"#.utf8)
+            record.reason = #"Bad"Token"#
+            record.chaos = "c1"
+            record.deliveries = [#"{"delivery":1}"#]
+            return record
+        }
+        log.append(source: "line", status: 200, at: 1_000) {
+            var record = RequestLog.Record { $0.member("op", nil) }
+            record.devices = ["d1", "d2"]
+            record.error = "tab\there"
+            record.effect = "shown"
+            return record
+        }
+        let first = try #require(log.entry(1))
+        #expect(
+            first.summary
+                == #"{"seq":1,"time":"2026-12-01T15:55:32.045Z","source":"apns","device":"d1","#
+                + #""request":{"op":"apns","body":"{\"a\":\"b\\n\"}"},"status":400,"reason":"Bad\"Token","#
+                + #""chaos":"c1","deliveries":[{"delivery":1}]}"#)
+        let second = try #require(log.entry(2))
+        #expect(
+            second.summary
+                == #"{"seq":2,"time":"1970-01-01T00:00:01.000Z","source":"line","devices":["d1","d2"],"#
+                + #""request":{"op":null},"status":200,"error":"tab\there","effect":"shown","deliveries":[]}"#)
+    }
+}
