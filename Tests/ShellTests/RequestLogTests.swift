@@ -40,4 +40,27 @@ struct RequestLogTests {
                 == #"{"seq":2,"time":"1970-01-01T00:00:01.000Z","source":"line","devices":["d1","d2"],"#
                 + #""request":{"op":null},"status":200,"error":"tab\there","effect":"shown","deliveries":[]}"#)
     }
+
+    @Test func pastItsMaxTheOldestGoOneByOneAndSeqsGoOn() throws {
+        var log = RequestLog(max: 3)
+        func append(_ source: String) {
+            log.append(source: source, status: 200, at: 0) { RequestLog.Record { $0.member("op", source) } }
+        }
+        for index in 1...7 { append("s\(index)") }
+        #expect(log.retained == 3 && log.dropped == 4 && log.firstSeq == 5)
+        #expect(log.entry(4) == nil && log.entry(8) == nil)
+        #expect([5, 6, 7].map { log.entry($0)?.source } == ["s5", "s6", "s7"])
+        let all = RequestLog.Filter()
+        #expect(log.entries(matching: all, limit: 10).map(\.seq) == [5, 6, 7])
+        #expect(log.entries(matching: all, after: 5, limit: 10).map(\.seq) == [6, 7])
+        #expect(log.entries(matching: all, after: 2, limit: 2).map(\.seq) == [5, 6])
+        #expect(log.entries(matching: all, limit: 2, newestFirst: true).map(\.seq) == [7, 6])
+        #expect(log.entries(matching: all, after: 6, limit: 5, newestFirst: true).map(\.seq) == [7])
+        #expect(log.entries(matching: RequestLog.Filter(source: "s6"), limit: 5).map(\.seq) == [6])
+        log.clear()
+        #expect(log.retained == 0 && log.firstSeq == 8 && log.entry(7) == nil)
+        append("s8")
+        append("s9")
+        #expect(log.firstSeq == 8 && log.entries(matching: all, limit: 5).map(\.source) == ["s8", "s9"])
+    }
 }

@@ -91,9 +91,11 @@ public struct RequestLog: Sendable {
     public static let shownBodyBytes = 4096
 
     public let max: Int
+    /// The retained entries, a ring once `max` are kept: the oldest is at `oldest`, and
+    /// an entry appended then takes its place. The entry that goes is freed in the same
+    /// request; trimming thousands in one request held it up by milliseconds.
     private var kept: [Entry] = []
-    /// `kept[head...]` are the retained entries, oldest first.
-    private var head = 0
+    private var oldest = 0
     public private(set) var nextSeq: Int64 = 1
     public private(set) var dropped: Int64 = 0
     /// Requests answered since the start, by source and status (never cleared).
@@ -103,7 +105,10 @@ public struct RequestLog: Sendable {
         self.max = Swift.max(0, max)
     }
 
-    public var retained: Int { kept.count - head }
+    public var retained: Int { kept.count }
+
+    /// The retained entry at `index`, oldest first.
+    private func kept(_ index: Int) -> Entry { kept[(oldest + index) % kept.count] }
 
     /// Counts a request and appends its entry; `record` is asked for only when the log
     /// keeps entries (`--log-max 0` costs a request nothing but its count). Its seq.
@@ -118,14 +123,13 @@ public struct RequestLog: Sendable {
             dropped += 1
             return seq
         }
-        kept.append(Entry(seq: seq, milliseconds: milliseconds, source: source, status: status, record: record()))
-        if retained > max {
-            head += 1
+        let entry = Entry(seq: seq, milliseconds: milliseconds, source: source, status: status, record: record())
+        if kept.count < max {
+            kept.append(entry)
+        } else {
+            kept[oldest] = entry
+            oldest = (oldest + 1) % max
             dropped += 1
-        }
-        if head > 4096 && head * 2 > kept.count {
-            kept.removeFirst(head)
-            head = 0
         }
         return seq
     }
@@ -133,17 +137,18 @@ public struct RequestLog: Sendable {
     /// Forgets every entry; `seq` goes on from where it was.
     public mutating func clear() {
         kept.removeAll()
-        head = 0
+        oldest = 0
     }
 
     public func entry(_ seq: Int64) -> Entry? {
-        guard let first = kept[head...].first, seq >= first.seq else { return nil }
-        let index = head + Int(seq - first.seq)
-        return index < kept.count && kept[index].seq == seq ? kept[index] : nil
+        // Retained entries' seqs are consecutive: only the oldest go, or all of them.
+        guard seq >= firstSeq, seq - firstSeq < kept.count else { return nil }
+        let entry = kept(Int(seq - firstSeq))
+        return entry.seq == seq ? entry : nil
     }
 
     /// The oldest retained entry's seq (the next one's when none is retained).
-    public var firstSeq: Int64 { kept[head...].first?.seq ?? nextSeq }
+    public var firstSeq: Int64 { kept.isEmpty ? nextSeq : kept[oldest].seq }
 
     /// What `GET /api/v1/log` selects.
     public struct Filter: Sendable {
@@ -185,18 +190,15 @@ public struct RequestLog: Sendable {
     /// Up to `limit` entries after `after` that match, in `seq` order (or newest first).
     public func entries(matching filter: Filter, after: Int64 = 0, limit: Int, newestFirst: Bool = false) -> [Entry] {
         var found: [Entry] = []
-        let retained = kept[head...]
-        if newestFirst {
-            for entry in retained.reversed() where entry.seq > after && filter.matches(entry) {
-                found.append(entry)
-                if found.count == limit { break }
-            }
-        } else {
-            let start = retained.first.map { head + Swift.max(0, Int(after + 1 - $0.seq)) } ?? kept.count
-            for entry in kept[Swift.min(start, kept.count)...] where filter.matches(entry) {
-                found.append(entry)
-                if found.count == limit { break }
-            }
+        let start = Int(Swift.min(Swift.max(0, after + 1 - firstSeq), Int64(kept.count)))
+        let indices =
+            newestFirst
+            ? stride(from: kept.count - 1, to: start - 1, by: -1) : stride(from: start, to: kept.count, by: 1)
+        for index in indices {
+            let entry = kept(index)
+            guard filter.matches(entry) else { continue }
+            found.append(entry)
+            if found.count == limit { break }
         }
         return found
     }
