@@ -42,6 +42,17 @@ func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
+/// CPU seconds a process has used, user and system (Linux /proc), nil when it is gone.
+func cpuSeconds(of pid: Int32) -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return nil }
+    // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 /// One figure: a JSON line with the name, the values and the target verdict.
 func report(_ figure: String, _ values: [(String, Double)], target: String, met: Bool, note: String? = nil) {
     var fields = ["\"figure\":\"\(figure)\""]
