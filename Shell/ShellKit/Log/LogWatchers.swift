@@ -94,23 +94,30 @@ struct LogWatchers {
                 return handed.entries
             }
             guard !batch.isEmpty else { return }
-            var writes: [ObjectIdentifier: (later: HTTPLater, bytes: [UInt8])] = [:]
-            var order: [ObjectIdentifier] = []
-            // One buffer for every entry's event, rendered only if a stream wants it.
-            var event: [UInt8] = []
+            // Each stream's events for the lot, in one write; an event is rendered once,
+            // straight into the first stream's bytes, and copied for any other.
+            var writes: [(later: HTTPLater, bytes: [UInt8])] = []
             for (entry, streams) in batch {
-                event.removeAll(keepingCapacity: true)
+                var rendered: (write: Int, range: Range<Int>)?
                 for stream in streams where stream.filter.matches(entry) {
-                    if event.isEmpty { Self.event(entry, into: &event) }
-                    let id = ObjectIdentifier(stream.later)
-                    if writes[id] == nil {
-                        writes[id] = (stream.later, [])
-                        order.append(id)
+                    let write: Int
+                    if let found = writes.firstIndex(where: { $0.later === stream.later }) {
+                        write = found
+                    } else {
+                        writes.append((stream.later, []))
+                        write = writes.count - 1
                     }
-                    writes[id]!.bytes += event
+                    if let rendered {
+                        let event = writes[rendered.write].bytes[rendered.range]
+                        writes[write].bytes += event
+                    } else {
+                        let start = writes[write].bytes.count
+                        Self.event(entry, into: &writes[write].bytes)
+                        rendered = (write, start..<writes[write].bytes.count)
+                    }
                 }
             }
-            for id in order { writes[id].map { $0.later.send(.write($0.bytes)) } }
+            for write in writes { write.later.send(.write(write.bytes)) }
         }
     }
 
