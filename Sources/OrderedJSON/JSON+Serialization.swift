@@ -66,8 +66,7 @@ extension JSON {
         // In place, with no array of its own: a log entry writes some twenty strings,
         // and a temporary array each (allocated, looked up, freed) cost more than the
         // rest of the entry (Docs/Performance.md).
-        var text = value
-        text.withUTF8 { bytes in
+        withBytes(of: value) { bytes in
             guard firstEscape(in: bytes, from: 0) < bytes.count else {
                 output.append(UInt8(ascii: "\""))
                 output.append(contentsOf: bytes)

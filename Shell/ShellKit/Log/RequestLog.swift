@@ -108,7 +108,7 @@ public struct RequestLog: Sendable {
     public var retained: Int { kept.count }
 
     /// The retained entry at `index`, oldest first.
-    private func kept(_ index: Int) -> Entry { kept[(oldest + index) % kept.count] }
+    private func retainedEntry(at index: Int) -> Entry { kept[(oldest + index) % kept.count] }
 
     /// Counts a request and appends its entry; `record` is asked for only when the log
     /// keeps entries (`--log-max 0` costs a request nothing but its count). Its seq.
@@ -142,8 +142,9 @@ public struct RequestLog: Sendable {
 
     public func entry(_ seq: Int64) -> Entry? {
         // Retained entries' seqs are consecutive: only the oldest go, or all of them.
-        guard seq >= firstSeq, seq - firstSeq < kept.count else { return nil }
-        let entry = kept(Int(seq - firstSeq))
+        let first = firstSeq
+        guard seq >= first, seq - first < kept.count else { return nil }
+        let entry = retainedEntry(at: Int(seq - first))
         return entry.seq == seq ? entry : nil
     }
 
@@ -195,7 +196,7 @@ public struct RequestLog: Sendable {
             newestFirst
             ? stride(from: kept.count - 1, to: start - 1, by: -1) : stride(from: start, to: kept.count, by: 1)
         for index in indices {
-            let entry = kept(index)
+            let entry = retainedEntry(at: index)
             guard filter.matches(entry) else { continue }
             found.append(entry)
             if found.count == limit { break }
