@@ -156,6 +156,14 @@ public final class Device: PushSystem {
         try state.withLock { $0.process }?.host.waitUntilIdle()
     }
 
+    /// Promises `waitUntilIdle` soon (`PluginHost.holdDeliveries`): the host held, for
+    /// its `releaseDeliveries()`; nil when no app process runs.
+    public func holdDeliveries() -> PluginHost? {
+        guard let host = state.withLock({ $0.process })?.host else { return nil }
+        host.holdDeliveries()
+        return host
+    }
+
     /// The device is switched off: the app's process ends without deliveries.
     public func powerOff() {
         endProcess(next: .notRunning)

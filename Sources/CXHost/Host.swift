@@ -101,6 +101,24 @@ public final class PluginHost: Sendable {
         try core.waitUntilIdle()
     }
 
+    /// Promises a `waitUntilIdle` soon on a host that `drainsOnWaitingThread`: until the
+    /// matching `releaseDeliveries()`, what is queued waits for that waiter, which makes
+    /// it, instead of waking the delivery thread for it; that saves a thread wake-up per
+    /// request when the waiter would have made the deliveries anyway. While a thread
+    /// sleeps in `waitUntilIdle` (a plugin call still running), deliveries are made by
+    /// the delivery thread as without a hold. Nothing else changes: order, rules H-1 …
+    /// H-8, and what `waitUntilIdle` waits for. Does nothing on a host that does not
+    /// drain on waiting threads.
+    public func holdDeliveries() {
+        core.holdDeliveries()
+    }
+
+    /// Ends one `holdDeliveries()`; what is still queued then goes to the delivery thread.
+    /// Each hold is released exactly once (an unmatched release stops the process).
+    public func releaseDeliveries() {
+        core.releaseDeliveries()
+    }
+
     /// Shuts down (H-8): stops every stream (no end deliveries), answers every pending
     /// call with `ok = false`, delivers those answers, and delivers nothing afterwards
     /// except the `ok = false` answers of calls made later. Later subscribes and

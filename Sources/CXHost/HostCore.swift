@@ -209,22 +209,37 @@ final class HostCore: Sendable {
         // delivery thread leaves a drain to a thread spinning here.
         if drainsOnWaitingThread { monitor.withLock { $0.spinningWaiters += 1 } }
         let spun = spinUntilIdle()
-        if drainsOnWaitingThread {
-            monitor.withLock { state in
-                state.spinningWaiters -= 1
-                // A drain left to the spinners that none of them made goes back to
-                // the delivery thread.
-                if state.drainDeferred && state.spinningWaiters == 0 && !state.queue.isEmpty
-                    && state.drainingThread == nil
-                {
-                    state.drainDeferred = false
-                    wake(if: state.needsTurn())
-                }
-            }
+        let sleeps = (try? spun.get()) == false
+        monitor.withLock { state in
+            if drainsOnWaitingThread { state.spinningWaiters -= 1 }
+            // Counted as sleeping before anything can be queued for it to make.
+            if sleeps { state.waiters += 1 }
+            handBackDrainIfNeeded(&state)
         }
         if try spun.get() { return }
-        monitor.withLock { $0.waiters += 1 }
         monitor.wait(until: { $0.isIdle }, then: { $0.waiters -= 1 })
+    }
+
+    func holdDeliveries() {
+        guard drainsOnWaitingThread else { return }
+        monitor.withLock { $0.deliveryHolds += 1 }
+    }
+
+    func releaseDeliveries() {
+        guard drainsOnWaitingThread else { return }
+        monitor.withLock { state in
+            precondition(state.deliveryHolds > 0, "releaseDeliveries without holdDeliveries")
+            state.deliveryHolds -= 1
+            handBackDrainIfNeeded(&state)
+        }
+    }
+
+    /// A drain left to waiters that none of them will make goes back to the delivery
+    /// thread; called under the lock whenever a waiter leaves or a hold ends.
+    private func handBackDrainIfNeeded(_ state: inout HostState) {
+        guard state.handsBackDrain else { return }
+        state.drainDeferred = false
+        wake(if: state.needsTurn())
     }
 
     /// Checks up to `idleChecksBeforeSleeping` times, draining when allowed and no
@@ -313,7 +328,7 @@ final class HostCore: Sendable {
         let claimed = monitor.withLock { state -> Bool in
             state.turnPending = false
             guard state.drainingThread == nil, !state.queue.isEmpty else { return false }
-            if state.spinningWaiters > 0 {
+            if state.leavesDrainToWaiter {
                 state.drainDeferred = true
                 return false
             }

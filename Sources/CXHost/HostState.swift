@@ -64,9 +64,13 @@ struct HostState {
     /// A turn of the delivery thread is on its way (queued, not yet started): it will
     /// see whatever is queued before it starts, so no other turn is needed.
     var turnPending = false
-    /// The delivery thread left a drain to a spinning waiter; a waiter that stops
-    /// spinning with deliveries still queued hands it back.
+    /// The delivery thread left a drain to a waiter (spinning, or promised by a hold);
+    /// when no waiter is left to make it, it is handed back (`handsBackDrain`).
     var drainDeferred = false
+    /// Promises of a `waitUntilIdle` to come (`PluginHost.holdDeliveries`).
+    var deliveryHolds = 0
+    /// How many times the delivery thread was woken (each wake-up costs a futex).
+    private(set) var turnsGiven = 0
     /// The key of the stream delivery being made right now, if any.
     var inFlightKey: String?
     /// The threads running plugin code because of a host request (a call, a stream's
@@ -81,6 +85,15 @@ struct HostState {
     var stopWhenStarted: Set<ObjectIdentifier> = []
 
     var isIdle: Bool { queue.isEmpty && !drainScheduled && invokingThreads.isEmpty }
+
+    /// Whether a drain is left to a waiting thread rather than the delivery thread: one
+    /// is spinning in `waitUntilIdle` now, or one is promised and none sleeps there (a
+    /// sleeping waiter makes no deliveries, so they must not wait for it).
+    var leavesDrainToWaiter: Bool { spinningWaiters > 0 || (deliveryHolds > 0 && waiters == 0) }
+
+    /// Whether a drain left to a waiter must go back to the delivery thread: no waiter
+    /// will make it, and it is still to be made.
+    var handsBackDrain: Bool { drainDeferred && !leavesDrainToWaiter && !queue.isEmpty && drainingThread == nil }
 
     var isOnDeliveryThread: Bool {
         guard let drainingThread else { return false }
@@ -173,6 +186,10 @@ struct HostState {
         queue.append(Queued(delivery: delivery, subscription: subscription, afterShutdown: afterShutdown))
         if drainScheduled { return false }
         drainScheduled = true
+        if leavesDrainToWaiter {
+            drainDeferred = true
+            return false
+        }
         return needsTurn()
     }
 
@@ -181,6 +198,7 @@ struct HostState {
     mutating func needsTurn() -> Bool {
         if turnPending { return false }
         turnPending = true
+        turnsGiven &+= 1
         return true
     }
 

@@ -58,4 +58,94 @@ import Testing
         let overlapped = threads.overlapped.load(ordering: .relaxed)
         #expect(!overlapped)
     }
+
+    // MARK: Holds (PluginHost.holdDeliveries)
+
+    @Test func heldDeliveriesWaitForTheWaiterInsteadOfWakingTheDeliveryThread() throws {
+        let threads = Threads()
+        threads.asker.withLock { $0 = pthread_self() }
+        let host = PluginHost(drainsOnWaitingThread: true) { _ in threads.delivered() }
+        try host.register(EchoPlugin())
+        host.holdDeliveries()
+        for index in 0..<100 { try host.call("echo", "echo", input: "\(index)") }
+        #expect(host.core.monitor.withLock { $0.turnsGiven } == 0)
+        // A turn given to the delivery thread would have run before this block.
+        host.core.deliveryQueue.sync {}
+        #expect(threads.elsewhere.load(ordering: .relaxed) == 0)
+        #expect(threads.onAsker.load(ordering: .relaxed) == 0)
+        try host.waitUntilIdle()
+        #expect(threads.onAsker.load(ordering: .relaxed) == 100)
+        host.releaseDeliveries()
+        try host.call("echo", "echo", input: "after")
+        host.core.deliveryQueue.sync {}
+        #expect(threads.elsewhere.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func releasingAHoldHandsWhatIsQueuedToTheDeliveryThread() throws {
+        let threads = Threads()
+        threads.asker.withLock { $0 = pthread_self() }
+        let host = PluginHost(drainsOnWaitingThread: true) { _ in threads.delivered() }
+        try host.register(EchoPlugin())
+        host.holdDeliveries()
+        host.holdDeliveries()
+        for index in 0..<3 { try host.call("echo", "echo", input: "\(index)") }
+        host.releaseDeliveries()
+        host.core.deliveryQueue.sync {}
+        #expect(threads.elsewhere.load(ordering: .relaxed) == 0)
+        host.releaseDeliveries()
+        host.core.deliveryQueue.sync {}
+        #expect(threads.elsewhere.load(ordering: .relaxed) == 3)
+        #expect(host.core.monitor.withLock { $0.turnsGiven } == 1)
+        #expect(threads.onAsker.load(ordering: .relaxed) == 0)
+    }
+
+    /// A plugin call running on another thread keeps the host busy, so the waiter
+    /// sleeps; what that call then queues is made by the delivery thread, hold or not.
+    @Test func aHeldHostStillDeliversWhileItsWaiterSleeps() throws {
+        let threads = Threads()
+        threads.asker.withLock { $0 = pthread_self() }
+        let box = Monitor<PluginHost?>(nil)
+        let entered = Gate()
+        let slow = ScriptedPlugin(
+            name: "slow", ops: ["answer"],
+            onCall: { _, input, reply in
+                entered.open()
+                let core = box.withLock { $0 }!.core
+                // Answers only once the asking thread sleeps in waitUntilIdle.
+                while core.monitor.withLock({ $0.waiters }) == 0 { sched_yield() }
+                reply.succeed(input)
+            })
+        let host = PluginHost(drainsOnWaitingThread: true) { _ in threads.delivered() }
+        box.withLock { $0 = host }
+        try host.register(slow)
+        host.holdDeliveries()
+        let called = spawn { _ = try? host.call("slow", "answer", input: "late") }
+        entered.wait()
+        // Waited for on another thread, so a wait that never ends fails the test
+        // instead of hanging the run.
+        let idle = DispatchSemaphore(value: 0)
+        spawn {
+            try? host.waitUntilIdle()
+            idle.signal()
+        }
+        guard idle.wait(timeout: .now() + 60) == .success else {
+            Issue.record("the host never became idle: its deliveries waited for a sleeping waiter")
+            return
+        }
+        called.wait()
+        #expect(threads.elsewhere.load(ordering: .relaxed) == 1)
+        host.releaseDeliveries()
+        box.withLock { $0 = nil }
+    }
+
+    @Test func theCABIsHostIgnoresHolds() throws {
+        let threads = Threads()
+        let host = PluginHost(drainsOnWaitingThread: false) { _ in threads.delivered() }
+        try host.register(EchoPlugin())
+        host.holdDeliveries()
+        try host.call("echo", "echo", input: "x")
+        host.core.deliveryQueue.sync {}
+        #expect(threads.elsewhere.load(ordering: .relaxed) == 1)
+        host.releaseDeliveries()
+    }
 }

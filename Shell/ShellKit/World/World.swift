@@ -1,3 +1,4 @@
+import CXHost
 import Foundation
 import MQTTClient
 import OrderedJSON
@@ -56,6 +57,8 @@ final class World {
     /// The devices the request being handled touched: their hosts are waited for
     /// before its answer, and the log names them.
     private(set) var touched: [Device] = []
+    /// The hosts `touch` holds deliveries on until `settle` (PluginHost.holdDeliveries).
+    private var held: [PluginHost] = []
     /// When the request being handled began (monotonic nanoseconds).
     private var requestStarted: UInt64 = 0
 
@@ -68,12 +71,17 @@ final class World {
 
     /// Starts a request: nothing touched yet, its duration counted from now.
     func begin() {
+        releaseHeld()
         touched.removeAll(keepingCapacity: true)
         requestStarted = Self.monotonicNanoseconds()
     }
 
-    /// Notes that the request reached `device`: its host is waited for before the answer.
-    func touch(_ device: Device) { touched.append(device) }
+    /// Notes that the request reached `device`: its host is waited for before the answer,
+    /// and until then its deliveries wait for `settle` to make them on this thread.
+    func touch(_ device: Device) {
+        touched.append(device)
+        if let host = device.holdDeliveries() { held.append(host) }
+    }
 
     /// Starts over the devices touched, within one request that reaches several devices
     /// one after the other (a PubNub publish).
@@ -81,6 +89,7 @@ final class World {
 
     /// Waits until every host the request touched is idle; a sentence when it cannot.
     func settle() -> String? {
+        defer { releaseHeld() }
         do {
             for device in touched { try device.waitUntilIdle() }
             return nil
@@ -88,6 +97,13 @@ final class World {
             // Only a world driven from its own host's thread gets here.
             return "\(error)"
         }
+    }
+
+    /// Ends the holds `touch` took; whatever a host still has queued goes to its
+    /// delivery thread.
+    private func releaseHeld() {
+        for host in held { host.releaseDeliveries() }
+        held.removeAll(keepingCapacity: true)
     }
 
     /// The delivery lines the app cores wrote since they were last taken.
