@@ -102,6 +102,7 @@ final class World {
     /// Ends the holds `touch` took; whatever a host still has queued goes to its
     /// delivery thread.
     private func releaseHeld() {
+        guard !held.isEmpty else { return }
         for host in held { host.releaseDeliveries() }
         held.removeAll(keepingCapacity: true)
     }
