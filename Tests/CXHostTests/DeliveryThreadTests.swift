@@ -61,11 +61,17 @@ import Testing
 
     // MARK: Holds (PluginHost.holdDeliveries)
 
+    /// An echo host whose deliveries `threads` sorts by thread, this one the asker's.
+    func echoHost(recordingIn threads: Threads, drainsOnWaitingThread: Bool = true) throws -> PluginHost {
+        threads.asker.withLock { $0 = pthread_self() }
+        let host = PluginHost(drainsOnWaitingThread: drainsOnWaitingThread) { _ in threads.delivered() }
+        try host.register(EchoPlugin())
+        return host
+    }
+
     @Test func heldDeliveriesWaitForTheWaiterInsteadOfWakingTheDeliveryThread() throws {
         let threads = Threads()
-        threads.asker.withLock { $0 = pthread_self() }
-        let host = PluginHost(drainsOnWaitingThread: true) { _ in threads.delivered() }
-        try host.register(EchoPlugin())
+        let host = try echoHost(recordingIn: threads)
         host.holdDeliveries()
         for index in 0..<100 { try host.call("echo", "echo", input: "\(index)") }
         #expect(host.core.monitor.withLock { $0.turnsGiven } == 0)
@@ -83,9 +89,7 @@ import Testing
 
     @Test func releasingAHoldHandsWhatIsQueuedToTheDeliveryThread() throws {
         let threads = Threads()
-        threads.asker.withLock { $0 = pthread_self() }
-        let host = PluginHost(drainsOnWaitingThread: true) { _ in threads.delivered() }
-        try host.register(EchoPlugin())
+        let host = try echoHost(recordingIn: threads)
         host.holdDeliveries()
         host.holdDeliveries()
         for index in 0..<3 { try host.call("echo", "echo", input: "\(index)") }
@@ -140,8 +144,7 @@ import Testing
 
     @Test func theCABIsHostIgnoresHolds() throws {
         let threads = Threads()
-        let host = PluginHost(drainsOnWaitingThread: false) { _ in threads.delivered() }
-        try host.register(EchoPlugin())
+        let host = try echoHost(recordingIn: threads, drainsOnWaitingThread: false)
         host.holdDeliveries()
         try host.call("echo", "echo", input: "x")
         host.core.deliveryQueue.sync {}

@@ -1,6 +1,6 @@
 import CXHost
-import SimulatedDevice
 import OrderedJSON
+import SimulatedDevice
 import Testing
 
 @testable import ShellKit
@@ -10,7 +10,8 @@ import Testing
 @Suite struct CoreEndpointTests {
     static let pieces = [
         "", "a", "events", "d12", #"{"event":"received","payload":{"aps":{"alert":"x"}}}"#, "quote \" and \\ back",
-        "line\nbreak\ttab\r\u{08}\u{0C}", "\u{01}\u{1F}\u{7F}", "é ü 東京 🚀", "/slash", String(repeating: "z", count: 300),
+        "line\nbreak\ttab\r\u{08}\u{0C}", "\u{01}\u{1F}\u{7F}", "é ü 東京 🚀", "/slash",
+        String(repeating: "z", count: 300),
     ]
 
     @Test func itemAndEndLinesAreTheirObjectsCompactText() {
