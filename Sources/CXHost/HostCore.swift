@@ -210,11 +210,13 @@ final class HostCore: Sendable {
         if drainsOnWaitingThread { monitor.withLock { $0.spinningWaiters += 1 } }
         let spun = spinUntilIdle()
         let sleeps = (try? spun.get()) == false
-        monitor.withLock { state in
-            if drainsOnWaitingThread { state.spinningWaiters -= 1 }
-            // Counted as sleeping before anything can be queued for it to make.
-            if sleeps { state.waiters += 1 }
-            handBackDrainIfNeeded(&state)
+        if drainsOnWaitingThread || sleeps {
+            monitor.withLock { state in
+                if drainsOnWaitingThread { state.spinningWaiters -= 1 }
+                // Counted as sleeping before anything can be queued for it to make.
+                if sleeps { state.waiters += 1 }
+                handBackDrainIfNeeded(&state)
+            }
         }
         if try spun.get() { return }
         monitor.wait(until: { $0.isIdle }, then: { $0.waiters -= 1 })

@@ -41,30 +41,33 @@ final class CoreEndpoint: Sendable {
     }
 
     /// A stream item's line: `{"delivery":KEY,"device":ID,"ok":BOOL,"output":TEXT}`,
-    /// compact, members in that order. Written straight into its bytes: one a
-    /// delivery, and building a `JSONObject` first cost twice the writing.
+    /// compact, members in that order.
     static func itemLine(key: String, device: String, response: PluginResponse) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(48 + key.utf8.count + device.utf8.count + response.output.utf8.count)
-        bytes.append(contentsOf: #"{"delivery":"#.utf8)
-        JSON.writeString(key, to: &bytes)
-        bytes.append(contentsOf: #","device":"#.utf8)
-        JSON.writeString(device, to: &bytes)
-        bytes.append(contentsOf: response.ok ? #","ok":true,"output":"#.utf8 : #","ok":false,"output":"#.utf8)
-        JSON.writeString(response.output, to: &bytes)
-        bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
+        line(key: key, device: device, restBytes: 20 + response.output.utf8.count) { bytes in
+            bytes.append(contentsOf: response.ok ? #","ok":true,"output":"#.utf8 : #","ok":false,"output":"#.utf8)
+            JSON.writeString(response.output, to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        }
     }
 
     /// A stream end's line: `{"delivery":KEY,"device":ID,"end":true}`.
     static func endLine(key: String, device: String) -> String {
+        line(key: key, device: device, restBytes: 12) { $0.append(contentsOf: #","end":true}"#.utf8) }
+    }
+
+    /// A delivery line written straight into its bytes, `rest` after the two members
+    /// every line has: one a delivery, where building a `JSONObject` and serializing it
+    /// cost the handler 9.0k instructions against 6.4k (Docs/Performance.md).
+    private static func line(
+        key: String, device: String, restBytes: Int, rest: (inout [UInt8]) -> Void
+    ) -> String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(40 + key.utf8.count + device.utf8.count)
+        bytes.reserveCapacity(28 + key.utf8.count + device.utf8.count + restBytes)
         bytes.append(contentsOf: #"{"delivery":"#.utf8)
         JSON.writeString(key, to: &bytes)
         bytes.append(contentsOf: #","device":"#.utf8)
         JSON.writeString(device, to: &bytes)
-        bytes.append(contentsOf: #","end":true}"#.utf8)
+        rest(&bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
