@@ -65,30 +65,21 @@ extension JSON {
     public static func writeString(_ value: String, to output: inout [UInt8]) {
         // In place, with no array of its own: a log entry writes some twenty strings,
         // and a temporary array each (allocated, looked up, freed) cost more than the
-        // rest of the entry (Docs/Performance.md). One pass: the runs between escapes
-        // are appended as they are found (no size counted first, no bytes zeroed).
+        // rest of the entry (Docs/Performance.md).
         withBytes(of: value) { bytes in
-            output.append(UInt8(ascii: "\""))
-            var runStart = 0
-            var index = firstEscape(in: bytes, from: 0)
-            while index < bytes.count {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                let byte = bytes[index]
-                output.append(UInt8(ascii: "\\"))
-                if let letter = shortEscape(byte) {
-                    output.append(letter)
-                } else {
-                    output.append(UInt8(ascii: "u"))
-                    output.append(UInt8(ascii: "0"))
-                    output.append(UInt8(ascii: "0"))
-                    output.append(hexDigit(byte >> 4))
-                    output.append(hexDigit(byte & 0xF))
-                }
-                runStart = index + 1
-                index = firstEscape(in: bytes, from: runStart)
+            guard firstEscape(in: bytes, from: 0) < bytes.count else {
+                output.append(UInt8(ascii: "\""))
+                output.append(contentsOf: bytes)
+                output.append(UInt8(ascii: "\""))
+                return
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
-            output.append(UInt8(ascii: "\""))
+            let start = output.count
+            let size = serializedSize(of: value)
+            output.append(contentsOf: repeatElement(0, count: size))
+            output.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                _ = writeString(value, into: base + start)
+            }
         }
     }
 
@@ -122,14 +113,21 @@ extension JSON {
                 copyRun(runStart..<index)
                 let byte = bytes[index]
                 end.pointee = UInt8(ascii: "\\")
-                if let letter = shortEscape(byte) {
-                    end[1] = letter
-                } else {
+                switch byte {
+                case UInt8(ascii: "\""): end[1] = UInt8(ascii: "\"")
+                case UInt8(ascii: "\\"): end[1] = UInt8(ascii: "\\")
+                case 0x08: end[1] = UInt8(ascii: "b")
+                case 0x0C: end[1] = UInt8(ascii: "f")
+                case 0x0A: end[1] = UInt8(ascii: "n")
+                case 0x0D: end[1] = UInt8(ascii: "r")
+                case 0x09: end[1] = UInt8(ascii: "t")
+                default:
+                    let hex: StaticString = "0123456789abcdef"
                     end[1] = UInt8(ascii: "u")
                     end[2] = UInt8(ascii: "0")
                     end[3] = UInt8(ascii: "0")
-                    end[4] = hexDigit(byte >> 4)
-                    end[5] = hexDigit(byte & 0xF)
+                    end[4] = hex.utf8Start[Int(byte >> 4)]
+                    end[5] = hex.utf8Start[Int(byte & 0xF)]
                 }
                 end += 1 + escapeLength(byte)
                 runStart = index + 1
@@ -161,28 +159,6 @@ extension JSON {
         }
         while index < bytes.count && escapeLength(bytes[index]) == 0 { index += 1 }
         return index
-    }
-
-    /// The letter after the backslash for the bytes with a short escape (`\"`, `\n`, …);
-    /// nil for the other control characters, which go as `\u00XX`.
-    @inline(__always)
-    static func shortEscape(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "\""): UInt8(ascii: "\"")
-        case UInt8(ascii: "\\"): UInt8(ascii: "\\")
-        case 0x08: UInt8(ascii: "b")
-        case 0x0C: UInt8(ascii: "f")
-        case 0x0A: UInt8(ascii: "n")
-        case 0x0D: UInt8(ascii: "r")
-        case 0x09: UInt8(ascii: "t")
-        default: nil
-        }
-    }
-
-    /// A lowercase hex digit for a value below 16.
-    @inline(__always)
-    static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// How many bytes escaping `byte` adds: 0 for a byte that goes as it is.
