@@ -55,17 +55,24 @@ public struct RequestLog: Sendable {
 
     /// Writes JSON object members into bytes, straight: an entry is rendered per request
     /// while a stream is open, and building values first would cost several times more.
+    /// Member names are the program's own literals and go as written (nothing in them
+    /// needs escaping); values are escaped.
     public struct JSONWriter {
         var bytes: [UInt8] = []
         private var first = true
 
-        public mutating func member(_ name: String, _ value: String?) {
+        public mutating func member(_ name: StaticString, _ value: String?) {
             key(name)
             if let value { JSON.writeString(value, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
         }
 
+        public mutating func member(_ name: StaticString, _ value: Bool) {
+            key(name)
+            bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        }
+
         /// An object of the pairs, leaving out HTTP/2's pseudo-headers (`:path`, …).
-        public mutating func member(_ name: String, headers pairs: [(name: String, value: String)]) {
+        public mutating func member(_ name: StaticString, headers pairs: [(name: String, value: String)]) {
             key(name)
             bytes.append(UInt8(ascii: "{"))
             var written = 0
@@ -79,11 +86,12 @@ public struct RequestLog: Sendable {
             bytes.append(UInt8(ascii: "}"))
         }
 
-        mutating func key(_ name: String) {
+        mutating func key(_ name: StaticString) {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
-            JSON.writeString(name, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
+            bytes.append(UInt8(ascii: "\""))
+            name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: #"":"#.utf8)
         }
     }
 

@@ -43,32 +43,33 @@ final class CoreEndpoint: Sendable {
     /// A stream item's line: `{"delivery":KEY,"device":ID,"ok":BOOL,"output":TEXT}`,
     /// compact, members in that order.
     static func itemLine(key: String, device: String, response: PluginResponse) -> String {
-        line(key: key, device: device, restBytes: 20 + response.output.utf8.count) { bytes in
-            bytes.append(contentsOf: response.ok ? #","ok":true,"output":"#.utf8 : #","ok":false,"output":"#.utf8)
-            JSON.writeString(response.output, to: &bytes)
-            bytes.append(UInt8(ascii: "}"))
+        line(capacity: 48 + key.utf8.count + device.utf8.count + response.output.utf8.count) { writer in
+            writer.member("delivery", key)
+            writer.member("device", device)
+            writer.member("ok", response.ok)
+            writer.member("output", response.output)
         }
     }
 
     /// A stream end's line: `{"delivery":KEY,"device":ID,"end":true}`.
     static func endLine(key: String, device: String) -> String {
-        line(key: key, device: device, restBytes: 12) { $0.append(contentsOf: #","end":true}"#.utf8) }
+        line(capacity: 40 + key.utf8.count + device.utf8.count) { writer in
+            writer.member("delivery", key)
+            writer.member("device", device)
+            writer.member("end", true)
+        }
     }
 
-    /// A delivery line written straight into its bytes, `rest` after the two members
-    /// every line has: one a delivery, where building a `JSONObject` and serializing it
-    /// cost the handler 9.0k instructions against 6.4k (Docs/Performance.md).
-    private static func line(
-        key: String, device: String, restBytes: Int, rest: (inout [UInt8]) -> Void
-    ) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(28 + key.utf8.count + device.utf8.count + restBytes)
-        bytes.append(contentsOf: #"{"delivery":"#.utf8)
-        JSON.writeString(key, to: &bytes)
-        bytes.append(contentsOf: #","device":"#.utf8)
-        JSON.writeString(device, to: &bytes)
-        rest(&bytes)
-        return String(decoding: bytes, as: UTF8.self)
+    /// A delivery line written straight into its bytes by the log's JSON writer: one a
+    /// delivery, where building a `JSONObject` and serializing it cost the handler 9.0k
+    /// instructions against 6.4k (Docs/Performance.md).
+    private static func line(capacity: Int, _ members: (inout RequestLog.JSONWriter) -> Void) -> String {
+        var writer = RequestLog.JSONWriter()
+        writer.bytes.reserveCapacity(capacity)
+        writer.bytes.append(UInt8(ascii: "{"))
+        members(&writer)
+        writer.bytes.append(UInt8(ascii: "}"))
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// A device's last deliveries (at most `recentCount`), oldest first.
