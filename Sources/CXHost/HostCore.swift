@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -15,6 +16,12 @@ final class HostCore: Sendable {
     /// Whether a thread waiting in `waitUntilIdle` makes the deliveries itself when
     /// no delivery is running, instead of waiting for the delivery thread to wake.
     let drainsOnWaitingThread: Bool
+    /// The index in `HostState.inFlight` of the delivery in the core's hands (or about
+    /// to be), -1 for none; written by the draining thread outside the lock, read under
+    /// it by a thread waiting out a delivery on a key.
+    let inHandler = Atomic<Int>(-1)
+    /// Threads in `waitOutDelivery`: the drain wakes them after each delivery it made.
+    let deliveryWaiters = Atomic<Int>(0)
 
     init(
         label: String, drainsOnWaitingThread: Bool, target: DispatchQueue? = nil,
@@ -151,7 +158,13 @@ final class HostCore: Sendable {
     private func waitOutDelivery(on key: String) {
         hooks.withLock { $0.beforeWaitingOutDelivery }?(key)
         monitor.withLock { $0.waiters += 1 }
-        monitor.wait(until: { $0.inFlightKey != key || $0.isOnDeliveryThread }, then: { $0.waiters -= 1 })
+        deliveryWaiters.add(1, ordering: .sequentiallyConsistent)
+        monitor.wait(
+            until: { state in
+                state.isOnDeliveryThread
+                    || !state.isInHandler(key, at: inHandler.load(ordering: .sequentiallyConsistent))
+            }, then: { $0.waiters -= 1 })
+        deliveryWaiters.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     func shutdown() throws(HostError) {
@@ -340,44 +353,50 @@ final class HostCore: Sendable {
         if claimed { drainClaimed() }
     }
 
-    /// Delivers queued items one at a time, taking the lock once per item to finish
-    /// the previous delivery and admit the next; the caller holds the drain.
+    /// Delivers queued items in rounds (`HostState.admitRound`), one at a time, taking
+    /// the lock once a round to admit it; the caller holds the drain. A round rather
+    /// than an item per lock keeps a plugin emitting from another thread from meeting
+    /// the drain at the lock on every item.
+    ///
+    /// H-4 without the lock: a thread letting a subscription go (under the lock) then
+    /// waits while `inHandler` names a delivery on its key. The drain publishes each
+    /// delivery in `inHandler` before it reads the subscription (`isDue`), both
+    /// sequentially consistent, so either the drain sees it let go and skips the item,
+    /// or the other thread sees the item in the core's hands and waits it out. Each
+    /// round's first delivery is published under the lock that admitted it, which is
+    /// what covers an end: it let its key go as it was admitted.
     private func drainClaimed() {
         var batch: [HostState.Queued] = []
         var next = 0
-        var delivering: Delivery?
         while true {
-            delivering = monitor.withLock { state -> Delivery? in
-                if state.inFlightKey != nil {
-                    state.inFlightKey = nil
-                    if state.waiters > 0 { monitor.broadcast() }
+            let round = monitor.withLock { state -> (Range<Int>, closed: Bool)? in
+                state.inFlight = []
+                if next == batch.count {
+                    batch.removeAll(keepingCapacity: true)
+                    swap(&batch, &state.queue)
+                    next = 0
+                    if batch.isEmpty {
+                        state.drainScheduled = false
+                        state.drainDeferred = false
+                        state.drainingThread = nil
+                        if state.closeWhenDrained { state.isClosed = true }
+                        if state.waiters > 0 { monitor.broadcast() }
+                        return nil
+                    }
                 }
-                while true {
-                    if next == batch.count {
-                        batch.removeAll(keepingCapacity: true)
-                        swap(&batch, &state.queue)
-                        next = 0
-                        if batch.isEmpty {
-                            state.drainScheduled = false
-                            state.drainDeferred = false
-                            state.drainingThread = nil
-                            if state.closeWhenDrained { state.isClosed = true }
-                            if state.waiters > 0 { monitor.broadcast() }
-                            return nil
-                        }
-                    }
-                    let queued = batch[next]
-                    next += 1
-                    guard state.admit(queued) else { continue }
-                    switch queued.delivery {
-                    case .item(let key, _), .end(let key): state.inFlightKey = key
-                    case .response: break
-                    }
-                    return queued.delivery
+                let range = state.admitRound(of: batch, from: &next)
+                if !range.isEmpty { inHandler.store(range.lowerBound, ordering: .sequentiallyConsistent) }
+                return (range, state.isClosed)
+            }
+            guard let (range, closed) = round else { return }
+            for index in range {
+                inHandler.store(index, ordering: .sequentiallyConsistent)
+                if batch[index].isDue(closed: closed) { handler(batch[index].delivery) }
+                inHandler.store(-1, ordering: .sequentiallyConsistent)
+                if deliveryWaiters.load(ordering: .sequentiallyConsistent) > 0 {
+                    monitor.withLock { _ in monitor.broadcast() }
                 }
             }
-            guard let delivering else { return }
-            handler(delivering)
         }
     }
 }

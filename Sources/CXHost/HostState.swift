@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -32,6 +34,16 @@ struct HostState {
         let delivery: Delivery
         let subscription: Subscription?
         var afterShutdown = false
+
+        /// Whether this admitted delivery is still to be made (`admitRound`); read
+        /// outside the lock, on the draining thread, just before it is made.
+        func isDue(closed: Bool) -> Bool {
+            guard !closed || afterShutdown else { return false }
+            switch delivery {
+            case .response, .end: return true
+            case .item: return subscription?.isHeld == true
+            }
+        }
     }
 
     var plugins: [String: any Plugin] = [:]
@@ -71,8 +83,9 @@ struct HostState {
     var deliveryHolds = 0
     /// How many times the delivery thread was woken (each wake-up costs a futex).
     private(set) var turnsGiven = 0
-    /// The key of the stream delivery being made right now, if any.
-    var inFlightKey: String?
+    /// The deliveries a drain admitted and is making now, outside the lock (one round
+    /// of `admitRound`). Which of them is in the core's hands is `HostCore.inHandler`.
+    var inFlight: ArraySlice<Queued> = []
     /// The threads running plugin code because of a host request (a call, a stream's
     /// start or stop, the shutdown notice), one entry per invocation. Waiting for the
     /// host to be idle on one of them would wait for itself.
@@ -142,19 +155,19 @@ struct HostState {
     mutating func hold(_ key: String) -> Subscription {
         defer { nextGeneration += 1 }
         let subscription = Subscription(generation: nextGeneration)
-        heldKeys.updateValue(subscription, forKey: key)?.isHeld = false
+        heldKeys.updateValue(subscription, forKey: key)?.letGo()
         return subscription
     }
 
     /// The core lets go of `key`; whether it held it.
     mutating func release(_ key: String) -> Bool {
         guard let subscription = heldKeys.removeValue(forKey: key) else { return false }
-        subscription.isHeld = false
+        subscription.letGo()
         return true
     }
 
     mutating func releaseAll() {
-        for subscription in heldKeys.values { subscription.isHeld = false }
+        for subscription in heldKeys.values { subscription.letGo() }
         heldKeys.removeAll()
     }
 
@@ -202,20 +215,50 @@ struct HostState {
         return true
     }
 
-    /// Whether a queued delivery may still be made, just before it is made.
-    mutating func admit(_ queued: Queued) -> Bool {
-        guard !isClosed || queued.afterShutdown else { return false }
-        switch queued.delivery {
-        case .response:
-            return true
-        case .item:
-            return queued.subscription?.isHeld == true
-        case .end(let key):
-            guard let subscription = queued.subscription, subscription.isHeld else { return false }
-            _ = release(key)
-            return true
+    /// Whether the delivery at `index` of the current round (`HostCore.inHandler`, -1
+    /// for none) is on `key`.
+    func isInHandler(_ key: String, at index: Int) -> Bool {
+        guard inFlight.indices.contains(index) else { return false }
+        switch inFlight[index].delivery {
+        case .item(let inHandlerKey, _), .end(let inHandlerKey): return inHandlerKey == key
+        case .response: return false
         }
     }
+
+    /// Admits the next round of `batch`, from `next` on: at most `maxRound` deliveries,
+    /// which become `inFlight` and are made outside the lock; `next` moves past them.
+    /// What is decided here must hold until each delivery is made (`Queued.isDue`):
+    /// - whether the host is closed, which cannot change while a drain runs;
+    /// - an item is made while its subscription is held, which only ever goes from
+    ///   held to let go, so it is read again just before the item is made;
+    /// - an end lets its key go as it is admitted, so it makes a round of its own: the
+    ///   items before it on that key must still find their subscription held. An end
+    ///   whose subscription was let go already is dropped here.
+    mutating func admitRound(of batch: [Queued], from next: inout Int) -> Range<Int> {
+        var first = next
+        var end = next
+        while end < batch.count && end - first < Self.maxRound {
+            guard case .end(let key) = batch[end].delivery else {
+                end += 1
+                continue
+            }
+            guard end == first else { break }
+            let queued = batch[end]
+            end += 1
+            guard !isClosed || queued.afterShutdown, let subscription = queued.subscription, subscription.isHeld
+            else {
+                first = end
+                continue
+            }
+            _ = release(key)
+            break
+        }
+        inFlight = batch[first..<end]
+        next = end
+        return first..<end
+    }
+
+    static let maxRound = 64
 
     func unknownOpMessage(plugin: String, op: String) -> String? {
         guard let descriptor = descriptors[plugin] else { return unknownPluginMessage(plugin) }
@@ -238,16 +281,23 @@ struct HostState {
     }
 }
 
-/// One subscription the core made on a key. Its two flags are read and written only
-/// under the host's monitor, which is what makes the class `@unchecked Sendable`;
-/// they spare a lookup by key on every emit and every delivery.
+/// One subscription the core made on a key. `isLive` is read and written only under
+/// the host's monitor, which is what makes the class `@unchecked Sendable`; `held` is
+/// written under it too, and read by a drain outside it: atomic, and sequentially
+/// consistent with `HostCore.inHandler` (see `HostCore.drainClaimed`). They spare a
+/// lookup by key on every emit and every delivery.
 final class Subscription: @unchecked Sendable {
     /// Subscriptions on one host are numbered in order (the order `subscribedKeys` lists).
     let generation: UInt64
-    /// The core still holds it: its deliveries may be made (H-4).
-    var isHeld = true
+    private let held = Atomic<Bool>(true)
     /// Its plugin may still emit on it.
     var isLive = false
 
     init(generation: UInt64) { self.generation = generation }
+
+    /// The core still holds it: its deliveries may be made (H-4). Once let go, never again.
+    var isHeld: Bool { held.load(ordering: .sequentiallyConsistent) }
+
+    /// Called under the host's monitor.
+    func letGo() { held.store(false, ordering: .sequentiallyConsistent) }
 }

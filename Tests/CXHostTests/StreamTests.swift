@@ -166,6 +166,105 @@ import Testing
         #expect(recorder.all == [.item(key: "k", .success("held"))])
     }
 
+    /// A drain admits deliveries in rounds and makes them outside the lock. The core's
+    /// handler is stuck on the first of three items on "k", all in one round (queued
+    /// under a hold, then drained by one waiter), when another thread unsubscribes
+    /// "k". The unsubscribe waits out the round, and the round's later items on "k"
+    /// are not made: the handler sees only the first.
+    @Test func H_4_anUnsubscribeDuringARoundDropsItsLaterItemsOnTheKey() throws {
+        let inHandler = Gate()
+        let release = Gate()
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let recorder = Recorder()
+        let host = PluginHost { delivery in
+            if case .item(_, .success("held")) = delivery {
+                inHandler.open()
+                release.wait()
+            }
+            recorder.record(delivery)
+        }
+        try host.register(plugin)
+        host.hooks.beforeWaitingOutDelivery = { _ in release.open() }
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        try host.subscribe(key: "other", plugin: "p", stream: "s")
+        let (emitter, other) = plugin.emitters.withLock { ($0[0], $0[1]) }
+        host.holdDeliveries()
+        for output in ["held", "later", "last"] { emitter.emit(output) }
+        other.emit("unaffected")
+        let drained = spawn { try? host.waitUntilIdle() }
+        inHandler.wait()
+        host.unsubscribe(key: "k")
+        let seenAtReturn = recorder.all
+        host.releaseDeliveries()
+        drained.wait()
+        try host.waitUntilIdle()
+        #expect(seenAtReturn.first == .item(key: "k", .success("held")))
+        #expect(recorder.all == [.item(key: "k", .success("held")), .item(key: "other", .success("unaffected"))])
+    }
+
+    /// The core's handler is stuck on "block" when another thread unsubscribes "k",
+    /// whose item waits behind it in the same round. The unsubscribe returns without
+    /// waiting for "block" (a core may stay stuck until it returns), and the item on
+    /// "k" is not made. A host that waited would fail this after 60 s, not hang.
+    @Test func H_4_anUnsubscribeWaitsOnlyForADeliveryOnItsOwnKey() throws {
+        let inHandler = Gate()
+        let release = Gate()
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let recorder = Recorder()
+        let host = PluginHost { delivery in
+            if delivery == .item(key: "block", .success("x")) {
+                inHandler.open()
+                release.wait()
+            }
+            recorder.record(delivery)
+        }
+        try host.register(plugin)
+        try host.subscribe(key: "block", plugin: "p", stream: "s")
+        try host.subscribe(key: "k", plugin: "p", stream: "s")
+        let (blocker, emitter) = plugin.emitters.withLock { ($0[0], $0[1]) }
+        host.holdDeliveries()
+        blocker.emit("x")
+        emitter.emit("queued")
+        let drained = spawn { try? host.waitUntilIdle() }
+        inHandler.wait()
+        let unsubscribed = DispatchSemaphore(value: 0)
+        spawn {
+            host.unsubscribe(key: "k")
+            unsubscribed.signal()
+        }
+        let returned = unsubscribed.wait(timeout: .now() + 60) == .success
+        release.open()
+        drained.wait()
+        host.releaseDeliveries()
+        #expect(returned)
+        #expect(recorder.all == [.item(key: "block", .success("x"))])
+    }
+
+    /// 150 deliveries queued before any drain (more than one round), on two keys, with
+    /// "a"'s end among them: all are made, in emission order, the end after a's items.
+    @Test func H_3_aLongQueueWithAnEndInItIsDeliveredInOrder() throws {
+        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
+        let (host, recorder) = try makeHost([plugin])
+        try host.subscribe(key: "a", plugin: "p", stream: "s")
+        try host.subscribe(key: "b", plugin: "p", stream: "s")
+        let (a, b) = plugin.emitters.withLock { ($0[0], $0[1]) }
+        var expected: [Delivery] = []
+        host.holdDeliveries()
+        for index in 0..<150 {
+            if index == 100 {
+                #expect(a.end())
+                expected.append(.end(key: "a"))
+            }
+            let (emitter, key) = index.isMultiple(of: 2) && index < 100 ? (a, "a") : (b, "b")
+            #expect(emitter.emit("\(index)"))
+            expected.append(.item(key: key, .success("\(index)")))
+        }
+        try host.waitUntilIdle()
+        host.releaseDeliveries()
+        #expect(recorder.all == expected)
+        #expect(host.subscribedKeys == ["b"])
+    }
+
     /// The core unsubscribes after the stream went live and before the plugin's
     /// `startStream` ran (the hook puts the unsubscribe exactly there). The plugin must
     /// hear `stopStream` after its start returned, never before.
