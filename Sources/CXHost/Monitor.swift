@@ -22,8 +22,9 @@ public final class Monitor<State>: @unchecked Sendable {
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         #if canImport(Glibc)
-            // Sections under this lock are short: a contender spins a little before it
-            // sleeps, instead of paying a futex sleep and wake-up on every meeting.
+            // Most sections under a monitor are a few hundred instructions: a contender
+            // spins a little before it sleeps, instead of paying a futex sleep and a
+            // wake-up on every meeting. A long section costs it only that little spin.
             pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
         #endif
         pthread_mutex_init(mutex, &attributes)
