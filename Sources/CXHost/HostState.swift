@@ -192,9 +192,9 @@ struct HostState {
     /// Queues a delivery; returns true when the delivery thread must be woken.
     /// `afterShutdown` marks the answer to a call made after shutdown (H-1: every call
     /// is answered), the one delivery a closed host still makes.
-    mutating func enqueue(_ delivery: Delivery, from subscription: Subscription? = nil, afterShutdown: Bool = false)
-        -> Bool
-    {
+    mutating func enqueue(
+        _ delivery: consuming Delivery, from subscription: Subscription? = nil, afterShutdown: Bool = false
+    ) -> Bool {
         guard !isClosed || afterShutdown else { return false }
         queue.append(Queued(delivery: delivery, subscription: subscription, afterShutdown: afterShutdown))
         if drainScheduled { return false }
