@@ -1,5 +1,6 @@
-import ShellKit
 import Testing
+
+@testable import ShellKit
 
 /// The log entry's text (inspector.md, "The log"), as the API and the stream show it:
 /// written straight into bytes, so each member, separator and escape is checked here.
@@ -8,6 +9,20 @@ struct RequestLogTests {
         #expect(RequestLog.timestamp(0) == "1970-01-01T00:00:00.000Z")
         #expect(RequestLog.timestamp(951_782_400_999) == "2000-02-29T00:00:00.999Z")
         #expect(RequestLog.timestamp(1_796_140_532_045) == "2026-12-01T15:55:32.045Z")
+    }
+
+    @Test func decimalsAreWrittenAsStringWritesThem() {
+        var random = SystemRandomNumberGenerator()
+        let values: [Int64] =
+            [0, 7, 10, -1, -10, 99, 100, .max, .min]
+            + (0..<500).map { _ in
+                Int64.random(in: .min ... .max, using: &random) >> Int64.random(in: 0...62, using: &random)
+            }
+        for value in values {
+            var bytes: [UInt8] = [UInt8(ascii: "x")]
+            RequestLog.decimal(value, into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == "x\(value)")
+        }
     }
 
     @Test func anEntryShowsWhatItWasGivenInOrderWithItsTextEscaped() throws {

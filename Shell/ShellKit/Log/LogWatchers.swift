@@ -85,6 +85,9 @@ struct LogWatchers {
         }
     }
 
+    /// About what one entry's event takes (a push's, with its body and one delivery).
+    static let eventBytesEstimate = 1_024
+
     /// Renders and sends what was handed over, until nothing is left.
     private static func render(_ handedOver: Monitor<HandedOver>) {
         while true {
@@ -104,7 +107,11 @@ struct LogWatchers {
                     if let found = writes.firstIndex(where: { $0.later === stream.later }) {
                         write = found
                     } else {
-                        writes.append((stream.later, []))
+                        // Room for the lot up front: grown from empty, the write was copied
+                        // about a dozen times a batch.
+                        var bytes: [UInt8] = []
+                        bytes.reserveCapacity(batch.count * Self.eventBytesEstimate)
+                        writes.append((stream.later, bytes))
                         write = writes.count - 1
                     }
                     if let rendered {
@@ -131,7 +138,7 @@ struct LogWatchers {
     /// One entry as a Server-Sent Event.
     static func event(_ entry: RequestLog.Entry, into bytes: inout [UInt8]) {
         bytes.append(contentsOf: "event: log\nid: ".utf8)
-        bytes.append(contentsOf: String(entry.seq).utf8)
+        RequestLog.decimal(entry.seq, into: &bytes)
         bytes.append(contentsOf: "\ndata: ".utf8)
         RequestLog.render(entry, whole: false, into: &bytes)
         bytes.append(contentsOf: "\n\n".utf8)
