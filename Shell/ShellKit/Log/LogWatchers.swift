@@ -107,10 +107,10 @@ struct LogWatchers {
                     if let found = writes.firstIndex(where: { $0.later === stream.later }) {
                         write = found
                     } else {
-                        // Room for the lot up front: grown from empty, the write was copied
-                        // about a dozen times a batch.
+                        // Room up front: grown from empty, the write was copied about a
+                        // dozen times a batch. Capped, for a filtered stream in a backlog.
                         var bytes: [UInt8] = []
-                        bytes.reserveCapacity(batch.count * Self.eventBytesEstimate)
+                        bytes.reserveCapacity(min(batch.count, 256) * Self.eventBytesEstimate)
                         writes.append((stream.later, bytes))
                         write = writes.count - 1
                     }
