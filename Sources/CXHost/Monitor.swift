@@ -9,14 +9,17 @@
 /// (it cannot see `Synchronization.Mutex` on Linux, and reports false races).
 ///
 /// `@unchecked Sendable` because every access to `state` happens inside `withLock`
-/// or `wait`, which hold the mutex.
+/// or `wait`, which hold the mutex. The state lives behind a pointer rather than in a
+/// stored property: the mutex already makes each access exclusive, and a property
+/// passed `inout` would pay the runtime's exclusivity check on every section too.
 public final class Monitor<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var state: State
+    private let state: UnsafeMutablePointer<State>
 
     public init(_ state: State) {
-        self.state = state
+        self.state = .allocate(capacity: 1)
+        self.state.initialize(to: state)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
@@ -39,6 +42,8 @@ public final class Monitor<State>: @unchecked Sendable {
         pthread_mutex_destroy(mutex)
         condition.deallocate()
         mutex.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Runs `body` with the lock held. Do not call out to code that may take it again.
@@ -47,15 +52,15 @@ public final class Monitor<State>: @unchecked Sendable {
     {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        return try body(&state.pointee)
     }
 
     /// Holds the lock, sleeps until `ready` is true, then runs `body` under the same lock.
     public func wait<Result>(until ready: (State) -> Bool, then body: (inout State) -> Result) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        while !ready(state) { pthread_cond_wait(condition, mutex) }
-        return body(&state)
+        while !ready(state.pointee) { pthread_cond_wait(condition, mutex) }
+        return body(&state.pointee)
     }
 
     /// As `wait(until:then:)`, but stops sleeping after `timeout` seconds: `body` then
@@ -70,10 +75,10 @@ public final class Monitor<State>: @unchecked Sendable {
         limit.tv_nsec = nanoseconds % 1_000_000_000
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        while !ready(state) {
+        while !ready(state.pointee) {
             if pthread_cond_timedwait(condition, mutex, &limit) == ETIMEDOUT { break }
         }
-        return body(&state)
+        return body(&state.pointee)
     }
 
     /// Wakes every waiter; call with the lock held (inside `withLock`).
