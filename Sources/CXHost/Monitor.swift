@@ -18,9 +18,14 @@ public final class Monitor<State>: @unchecked Sendable {
     private let state: UnsafeMutablePointer<State>
 
     public init(_ state: State) {
-        self.state = .allocate(capacity: 1)
+        // The mutex, the condition and the state in one allocation, side by side: a
+        // section touches the mutex and the state, so they share cache lines.
+        let layout = Self.layout
+        let block = UnsafeMutableRawPointer.allocate(byteCount: layout.size, alignment: layout.alignment)
+        mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        condition = (block + layout.condition).bindMemory(to: pthread_cond_t.self, capacity: 1)
+        self.state = (block + layout.state).bindMemory(to: State.self, capacity: 1)
         self.state.initialize(to: state)
-        mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
@@ -32,18 +37,26 @@ public final class Monitor<State>: @unchecked Sendable {
         #endif
         pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
-        condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         pthread_cond_init(condition, nil)
+    }
+
+    /// Where the condition and the state sit in the block, and its size and alignment.
+    private static var layout: (condition: Int, state: Int, size: Int, alignment: Int) {
+        func aligned(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) / alignment * alignment }
+        let condition = aligned(MemoryLayout<pthread_mutex_t>.size, MemoryLayout<pthread_cond_t>.alignment)
+        let state = aligned(condition + MemoryLayout<pthread_cond_t>.size, MemoryLayout<State>.alignment)
+        let alignment = max(
+            MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<pthread_cond_t>.alignment,
+            MemoryLayout<State>.alignment)
+        return (condition, state, max(state + MemoryLayout<State>.size, 1), alignment)
     }
 
     deinit {
         pthread_cond_destroy(condition)
         pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
         state.deinitialize(count: 1)
-        state.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 
     /// Runs `body` with the lock held. Do not call out to code that may take it again.
