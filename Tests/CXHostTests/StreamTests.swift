@@ -137,19 +137,33 @@ import Testing
         try expectWaitsOutDelivery { host in try? host.subscribe(key: "k", plugin: "p", stream: "s", input: "new") }
     }
 
-    func expectWaitsOutDelivery(_ end: @escaping @Sendable (PluginHost) -> Void) throws {
+    /// A host with plugin "p" (stream "s") whose handler, given `stuck`, opens
+    /// `inHandler` and stays there until `release` opens; it records every delivery.
+    struct StuckHandler {
         let inHandler = Gate()
         let release = Gate()
         let plugin = ScriptedPlugin(name: "p", streams: ["s"])
         let recorder = Recorder()
-        let host = PluginHost { delivery in
-            if case .item(_, .success("held")) = delivery {
-                inHandler.open()
-                release.wait()
+        let host: PluginHost
+
+        init(on stuck: Delivery) throws {
+            let (inHandler, release, recorder) = (inHandler, release, recorder)
+            host = PluginHost { delivery in
+                if delivery == stuck {
+                    inHandler.open()
+                    release.wait()
+                }
+                recorder.record(delivery)
             }
-            recorder.record(delivery)
+            try host.register(plugin)
         }
-        try host.register(plugin)
+    }
+
+    func expectWaitsOutDelivery(_ end: @escaping @Sendable (PluginHost) -> Void) throws {
+        let stuck = try StuckHandler(on: .item(key: "k", .success("held")))
+        let (inHandler, release, plugin, recorder, host) = (
+            stuck.inHandler, stuck.release, stuck.plugin, stuck.recorder, stuck.host
+        )
         host.hooks.beforeWaitingOutDelivery = { _ in release.open() }
         try host.subscribe(key: "k", plugin: "p", stream: "s", input: "old")
         let emitter = try #require(plugin.emitters.withLock { $0.first })
@@ -169,21 +183,13 @@ import Testing
     /// A drain admits deliveries in rounds and makes them outside the lock. The core's
     /// handler is stuck on the first of three items on "k", all in one round (queued
     /// under a hold, then drained by one waiter), when another thread unsubscribes
-    /// "k". The unsubscribe waits out the round, and the round's later items on "k"
-    /// are not made: the handler sees only the first.
+    /// "k". The unsubscribe waits out the item in the core's hands, and the round's
+    /// later items on "k" are not made: the handler sees only the first.
     @Test func H_4_anUnsubscribeDuringARoundDropsItsLaterItemsOnTheKey() throws {
-        let inHandler = Gate()
-        let release = Gate()
-        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
-        let recorder = Recorder()
-        let host = PluginHost { delivery in
-            if case .item(_, .success("held")) = delivery {
-                inHandler.open()
-                release.wait()
-            }
-            recorder.record(delivery)
-        }
-        try host.register(plugin)
+        let stuck = try StuckHandler(on: .item(key: "k", .success("held")))
+        let (inHandler, release, plugin, recorder, host) = (
+            stuck.inHandler, stuck.release, stuck.plugin, stuck.recorder, stuck.host
+        )
         host.hooks.beforeWaitingOutDelivery = { _ in release.open() }
         try host.subscribe(key: "k", plugin: "p", stream: "s")
         try host.subscribe(key: "other", plugin: "p", stream: "s")
@@ -207,18 +213,10 @@ import Testing
     /// waiting for "block" (a core may stay stuck until it returns), and the item on
     /// "k" is not made. A host that waited would fail this after 60 s, not hang.
     @Test func H_4_anUnsubscribeWaitsOnlyForADeliveryOnItsOwnKey() throws {
-        let inHandler = Gate()
-        let release = Gate()
-        let plugin = ScriptedPlugin(name: "p", streams: ["s"])
-        let recorder = Recorder()
-        let host = PluginHost { delivery in
-            if delivery == .item(key: "block", .success("x")) {
-                inHandler.open()
-                release.wait()
-            }
-            recorder.record(delivery)
-        }
-        try host.register(plugin)
+        let stuck = try StuckHandler(on: .item(key: "block", .success("x")))
+        let (inHandler, release, plugin, recorder, host) = (
+            stuck.inHandler, stuck.release, stuck.plugin, stuck.recorder, stuck.host
+        )
         try host.subscribe(key: "block", plugin: "p", stream: "s")
         try host.subscribe(key: "k", plugin: "p", stream: "s")
         let (blocker, emitter) = plugin.emitters.withLock { ($0[0], $0[1]) }
