@@ -139,31 +139,24 @@ import Testing
 
     /// A host with plugin "p" (stream "s") whose handler, given `stuck`, opens
     /// `inHandler` and stays there until `release` opens; it records every delivery.
-    struct StuckHandler {
-        let inHandler = Gate()
-        let release = Gate()
+    func stuckHandler(on stuck: Delivery) throws -> (
+        inHandler: Gate, release: Gate, plugin: ScriptedPlugin, recorder: Recorder, host: PluginHost
+    ) {
+        let (inHandler, release, recorder) = (Gate(), Gate(), Recorder())
         let plugin = ScriptedPlugin(name: "p", streams: ["s"])
-        let recorder = Recorder()
-        let host: PluginHost
-
-        init(on stuck: Delivery) throws {
-            let (inHandler, release, recorder) = (inHandler, release, recorder)
-            host = PluginHost { delivery in
-                if delivery == stuck {
-                    inHandler.open()
-                    release.wait()
-                }
-                recorder.record(delivery)
+        let host = PluginHost { delivery in
+            if delivery == stuck {
+                inHandler.open()
+                release.wait()
             }
-            try host.register(plugin)
+            recorder.record(delivery)
         }
+        try host.register(plugin)
+        return (inHandler, release, plugin, recorder, host)
     }
 
     func expectWaitsOutDelivery(_ end: @escaping @Sendable (PluginHost) -> Void) throws {
-        let stuck = try StuckHandler(on: .item(key: "k", .success("held")))
-        let (inHandler, release, plugin, recorder, host) = (
-            stuck.inHandler, stuck.release, stuck.plugin, stuck.recorder, stuck.host
-        )
+        let (inHandler, release, plugin, recorder, host) = try stuckHandler(on: .item(key: "k", .success("held")))
         host.hooks.beforeWaitingOutDelivery = { _ in release.open() }
         try host.subscribe(key: "k", plugin: "p", stream: "s", input: "old")
         let emitter = try #require(plugin.emitters.withLock { $0.first })
@@ -186,10 +179,7 @@ import Testing
     /// "k". The unsubscribe waits out the item in the core's hands, and the round's
     /// later items on "k" are not made: the handler sees only the first.
     @Test func H_4_anUnsubscribeDuringARoundDropsItsLaterItemsOnTheKey() throws {
-        let stuck = try StuckHandler(on: .item(key: "k", .success("held")))
-        let (inHandler, release, plugin, recorder, host) = (
-            stuck.inHandler, stuck.release, stuck.plugin, stuck.recorder, stuck.host
-        )
+        let (inHandler, release, plugin, recorder, host) = try stuckHandler(on: .item(key: "k", .success("held")))
         host.hooks.beforeWaitingOutDelivery = { _ in release.open() }
         try host.subscribe(key: "k", plugin: "p", stream: "s")
         try host.subscribe(key: "other", plugin: "p", stream: "s")
@@ -213,10 +203,7 @@ import Testing
     /// waiting for "block" (a core may stay stuck until it returns), and the item on
     /// "k" is not made. A host that waited would fail this after 60 s, not hang.
     @Test func H_4_anUnsubscribeWaitsOnlyForADeliveryOnItsOwnKey() throws {
-        let stuck = try StuckHandler(on: .item(key: "block", .success("x")))
-        let (inHandler, release, plugin, recorder, host) = (
-            stuck.inHandler, stuck.release, stuck.plugin, stuck.recorder, stuck.host
-        )
+        let (inHandler, release, plugin, recorder, host) = try stuckHandler(on: .item(key: "block", .success("x")))
         try host.subscribe(key: "block", plugin: "p", stream: "s")
         try host.subscribe(key: "k", plugin: "p", stream: "s")
         let (blocker, emitter) = plugin.emitters.withLock { ($0[0], $0[1]) }

@@ -85,8 +85,12 @@ struct LogWatchers {
         }
     }
 
-    /// About what one entry's event takes (a push's, with its body and one delivery).
+    /// About what one entry's event takes (a push's, with its body and one delivery), and
+    /// how many a stream's write makes room for up front: grown from empty, a write was
+    /// copied about a dozen times a batch; a filtered stream in a backlog must not
+    /// reserve a megabyte for every thousand entries it mostly skips.
     static let eventBytesEstimate = 1_024
+    static let eventsReserved = 256
 
     /// Renders and sends what was handed over, until nothing is left.
     private static func render(_ handedOver: Monitor<HandedOver>) {
@@ -107,10 +111,8 @@ struct LogWatchers {
                     if let found = writes.firstIndex(where: { $0.later === stream.later }) {
                         write = found
                     } else {
-                        // Room up front: grown from empty, the write was copied about a
-                        // dozen times a batch. Capped, for a filtered stream in a backlog.
                         var bytes: [UInt8] = []
-                        bytes.reserveCapacity(min(batch.count, 256) * Self.eventBytesEstimate)
+                        bytes.reserveCapacity(min(batch.count, Self.eventsReserved) * Self.eventBytesEstimate)
                         writes.append((stream.later, bytes))
                         write = writes.count - 1
                     }

@@ -213,7 +213,9 @@ public struct RequestLog: Sendable {
     }
 
     static func render(_ entry: Entry, whole: Bool) -> String {
+        let record = entry.record
         var out: [UInt8] = []
+        out.reserveCapacity(512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
         render(entry, whole: whole, into: &out)
         return String(decoding: out, as: UTF8.self)
     }
@@ -221,7 +223,6 @@ public struct RequestLog: Sendable {
     /// The entry's JSON, written straight into bytes: a stream renders one per request.
     static func render(_ entry: Entry, whole: Bool, into out: inout [UInt8]) {
         let record = entry.record
-        out.reserveCapacity(512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
         // Each piece of fixed text is one literal, appended at once: a stream renders an
         // entry per request.
         func text(_ literal: StaticString) { literal.withUTF8Buffer { out.append(contentsOf: $0) } }
