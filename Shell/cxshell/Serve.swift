@@ -48,9 +48,15 @@ enum Serve {
         registers its plugins on every app the world runs, beside the built-in push and
         echo; a library that cannot be loaded, has no entry, fails in it or takes a name
         already taken is refused at start (Docs/Rust.md).
+
+        serve starts itself again once, in place, with glibc.malloc.hugetlb=1 added to
+        GLIBC_TUNABLES, so that a large world's heap is on huge pages (Docs/Scaling.md);
+        a GLIBC_TUNABLES that already names glibc.malloc.hugetlb is kept as it is.
         """
 
     static func run(_ given: [String]) -> Int32 {
+        // A served world may grow to a million devices (Docs/Scaling.md).
+        HugePageHeap.adopt()
         let arguments: [String]
         let plugins: @Sendable (PluginHost) -> @Sendable () -> Void
         switch PluginOptions.load(given) {

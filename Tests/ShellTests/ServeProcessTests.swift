@@ -62,3 +62,58 @@ import Testing
                 && lines == [#"{"reply":null,"ok":true,"device":"d1","platform":"web","bundle":"com.example.app"}"#])
     }
 }
+
+/// `cxshell serve` starts itself again on glibc's huge-page heap (HugePageHeap), keeping
+/// its pid and its pipes, and leaves a choice the caller made alone.
+@Suite struct ServeHugePageTests {
+    /// Whether the serving process's heap is marked for huge pages (`hg` in its
+    /// /proc/PID/smaps flags), read once it has answered a request, so after any second
+    /// start. `tunables`: its GLIBC_TUNABLES (nil: not set).
+    func heapAsksForHugePages(tunables: String?) throws -> Bool {
+        let process = Process()
+        process.executableURL = ServeProcessTests.executable
+        process.arguments = ["serve"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["GLIBC_TUNABLES"] = tunables
+        process.environment = environment
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        defer {
+            try? stdin.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+        stdin.fileHandleForWriting.write(Data("{\"op\":\"device\",\"platform\":\"ios\"}\n".utf8))
+        var reply = Data()
+        while !reply.contains(UInt8(ascii: "\n")) {
+            let chunk = stdout.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            reply.append(chunk)
+        }
+        #expect(String(decoding: reply, as: UTF8.self).contains(#""ok":true"#))
+        // glibc rewrites GLIBC_TUNABLES in place as it reads it, so /proc/PID/environ does
+        // not show what it was given: the heap's flags show what it did.
+        let smaps = try String(contentsOfFile: "/proc/\(process.processIdentifier)/smaps", encoding: .utf8)
+        let heap = try #require(smaps.range(of: "[heap]"))
+        let flags = try #require(smaps[heap.upperBound...].split(separator: "\n").first { $0.hasPrefix("VmFlags:") })
+        return flags.split(separator: " ").contains("hg")
+    }
+
+    /// Without THP in the kernel, madvise refuses and no heap is marked.
+    static let kernelHasHugePages = FileManager.default.fileExists(
+        atPath: "/sys/kernel/mm/transparent_hugepage/enabled")
+
+    @Test(.enabled(if: kernelHasHugePages)) func servingStartsAgainOnHugePages() throws {
+        #expect(try heapAsksForHugePages(tunables: nil))
+    }
+
+    @Test(.enabled(if: kernelHasHugePages)) func theCallersOtherTunablesDoNotStopIt() throws {
+        #expect(try heapAsksForHugePages(tunables: "glibc.malloc.tcache_count=0"))
+    }
+
+    @Test func aHugePageChoiceTheCallerMadeIsLeftAlone() throws {
+        #expect(try !heapAsksForHugePages(tunables: "glibc.malloc.hugetlb=0"))
+    }
+}

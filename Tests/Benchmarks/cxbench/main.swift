@@ -1,10 +1,13 @@
 import Foundation
+import ShellKit
 
 // cxbench: every performance figure of the project, one JSON line each, measured side
 // by side in one run. Build and run in release mode: `make bench`.
 #if DEBUG
     FileHandle.standardError.write(Data("cxbench: a debug build measures the debugger's code; use `make bench`\n".utf8))
 #endif
+// The worlds measured here run as `cxshell serve` runs them.
+HugePageHeap.adopt()
 let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
 let only = Set(CommandLine.arguments.dropFirst())
 func wanted(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
