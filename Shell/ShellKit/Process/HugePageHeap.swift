@@ -11,8 +11,7 @@
 /// `glibc.malloc.hugetlb=1` tunable asks, and it reads tunables only as a process starts.
 /// Docs/Performance.md has what it changed.
 public enum HugePageHeap {
-    /// The tunable's name in `GLIBC_TUNABLES`.
-    public static let tunable = "glibc.malloc.hugetlb"
+    private static let tunable = "glibc.malloc.hugetlb"
 
     /// Starts this process again, in place (same pid, arguments and descriptors), with
     /// `glibc.malloc.hugetlb=1` added to `GLIBC_TUNABLES`. Returns without doing so, and

@@ -6,7 +6,7 @@ import ShellKit
 #if DEBUG
     FileHandle.standardError.write(Data("cxbench: a debug build measures the debugger's code; use `make bench`\n".utf8))
 #endif
-// The worlds measured here run as `cxshell serve` runs them.
+// On the heap `cxshell serve` asks for (Docs/Performance.md, seventh pass).
 HugePageHeap.adopt()
 let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
 let only = Set(CommandLine.arguments.dropFirst())
