@@ -8,15 +8,23 @@ import Testing
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("cxshell")
     }
 
-    func serve(_ input: Data) throws -> (status: Int32, lines: [String]) {
+    /// A running `cxshell serve` with pipes on its standard input and output.
+    static func start(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (
+        process: Process, stdin: Pipe, stdout: Pipe
+    ) {
         let process = Process()
-        process.executableURL = Self.executable
+        process.executableURL = executable
         process.arguments = ["serve"]
-        let stdin = Pipe()
-        let stdout = Pipe()
+        process.environment = environment
+        let (stdin, stdout) = (Pipe(), Pipe())
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()
+        return (process, stdin, stdout)
+    }
+
+    func serve(_ input: Data) throws -> (status: Int32, lines: [String]) {
+        let (process, stdin, stdout) = try Self.start()
         // Write on another thread so a full output pipe cannot block the writer.
         let writer = Thread {
             stdin.fileHandleForWriting.write(input)
@@ -70,17 +78,9 @@ import Testing
     /// /proc/PID/smaps flags), read once it has answered a request, so after any second
     /// start. `tunables`: its GLIBC_TUNABLES (nil: not set).
     func heapAsksForHugePages(tunables: String?) throws -> Bool {
-        let process = Process()
-        process.executableURL = ServeProcessTests.executable
-        process.arguments = ["serve"]
         var environment = ProcessInfo.processInfo.environment
         environment["GLIBC_TUNABLES"] = tunables
-        process.environment = environment
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
+        let (process, stdin, stdout) = try ServeProcessTests.start(environment: environment)
         defer {
             try? stdin.fileHandleForWriting.close()
             process.waitUntilExit()
