@@ -45,7 +45,9 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        .target(name: "OrderedJSON", dependencies: ["CJansson"], path: "Sources/OrderedJSON"),
+        // jansson's allocations during a parse, from a block each thread reuses.
+        .target(name: "CJanssonArena", dependencies: ["CJansson"], path: "Sources/CJanssonArena"),
+        .target(name: "OrderedJSON", dependencies: ["CJansson", "CJanssonArena"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
         .target(name: "CArguments", dependencies: ["CCX", "CXHost"], path: "Sources/CArguments"),
@@ -97,7 +99,9 @@ let package = Package(
                 "MQTTClient",
             ],
             path: "Tests/Benchmarks/cxbench"),
-        .testTarget(name: "OrderedJSONTests", dependencies: ["OrderedJSON"], path: "Tests/OrderedJSONTests"),
+        .testTarget(
+            name: "OrderedJSONTests", dependencies: ["OrderedJSON", "CJansson", "CJanssonArena"],
+            path: "Tests/OrderedJSONTests"),
         .testTarget(
             name: "PushPluginTests", dependencies: ["PushPlugin", "CXHost", "OrderedJSON"],
             path: "Tests/PushPluginTests"),

@@ -1,4 +1,5 @@
 import CJansson
+import CJanssonArena
 
 /// Limits on what `JSON.parse` accepts.
 public struct JSONLimits: Sendable, Equatable {
@@ -77,13 +78,17 @@ extension JSON {
                 kind: .tooLarge(bytes: buffer.count, limit: limits.maxBytes), line: 1, column: 1,
                 reason: "the input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
         }
-        if buffer.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+        // Stops at the first byte that is not white space: almost always the first.
+        if !buffer.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) {
             throw JSONError(kind: .empty, line: 1, column: 1, reason: "the input is empty")
         }
         let scan = try Lexemes.scan(buffer, maxDepth: limits.maxDepth)
+        // Every tree below is read into Swift values and released before the return.
+        let arena = cx_jansson_arena_open()
+        defer { cx_jansson_arena_close(arena) }
         guard scan.allNumbersValid, !scan.numbers.isEmpty || scan.strings.contains(where: \.plain) else {
             let root = try load(buffer)
-            defer { cx_json_release(root) }
+            defer { cx_jansson_release(root) }
             var reader = TreeReader(source: buffer, numbers: [], strings: [])
             return reader.read(root)
         }
@@ -120,10 +125,10 @@ extension JSON {
         case .success(let loaded): root = loaded
         case .failure(let maskedError):
             // The input itself names the error as written, where it is.
-            do throws(JSONError) { cx_json_release(try load(buffer)) } catch { throw error }
+            do throws(JSONError) { cx_jansson_release(try load(buffer)) } catch { throw error }
             throw maskedError
         }
-        defer { cx_json_release(root) }
+        defer { cx_jansson_release(root) }
         var reader = TreeReader(source: buffer, numbers: scan.numbers, strings: scan.strings)
         let value = reader.read(root)
         guard reader.nextNumber == scan.numbers.count, reader.nextString == scan.strings.count else {
