@@ -44,10 +44,15 @@ public final class Session {
 
     /// Handles one request line; returns the lines to write, deliveries first. A line
     /// of JSON white space only is not a request: it gets no line at all.
-    public func handle(line: some Collection<UInt8>) -> [String] {
+    public func handle(line: [UInt8]) -> [String] {
         guard let (reply, deliveries) = lines.run(line: line, source: "line") else { return [] }
         return deliveries + [reply.compactText]
     }
+
+    /// Handles one request line given as any bytes; see `handle(line:)`. The line
+    /// protocol itself reads an array: a generic path through it would reach every
+    /// byte through the collection's witnesses, and cost more than this one copy.
+    public func handle(line: some Collection<UInt8>) -> [String] { handle(line: Array(line)) }
 
     /// Handles one request given as text.
     public func handle(_ text: String) -> [String] { handle(line: Array(text.utf8)) }

@@ -13,7 +13,7 @@ struct Request {
         let message: String
     }
 
-    init(line: some Collection<UInt8>, maxBytes: Int) throws(Invalid) {
+    init(line: [UInt8], maxBytes: Int) throws(Invalid) {
         guard line.count <= maxBytes else {
             throw Invalid(
                 id: Self.salvageID(line), message: "the line is \(line.count) bytes; the limit is \(maxBytes)")
@@ -100,7 +100,7 @@ struct Request {
     /// The `"id"` of a line that could not be parsed, when it can still be read: a
     /// top-level `"id"` member whose value is itself valid JSON. Lets a driver match
     /// the refusal to its request. `null` when there is none.
-    static func salvageID(_ line: some Collection<UInt8>) -> JSON {
+    static func salvageID(_ line: [UInt8]) -> JSON {
         let bytes = Array(line.prefix(maxSalvageBytes))
         var index = 0
         var depth = 0
