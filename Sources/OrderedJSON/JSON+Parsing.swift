@@ -178,6 +178,10 @@ struct Lexemes {
 
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONError) -> Lexemes {
         var result = Lexemes()
+        // Room for a request line's strings and numbers from the start: growing from
+        // empty reallocates each array three or four times.
+        result.strings.reserveCapacity(min(64, bytes.count / 8))
+        result.numbers.reserveCapacity(min(16, bytes.count / 32))
         var depth = 0
         var index = 0
         let count = bytes.count
