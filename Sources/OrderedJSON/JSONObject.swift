@@ -66,8 +66,9 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         }
     }
 
-    /// Room for `count` members, made once (the parser knows each object's size).
-    @usableFromInline mutating func reserveCapacity(_ count: Int) {
+    /// Room for `count` members, made once (the parser knows each object's size, and a
+    /// reply its usual one), so that appending up to that many reallocates nothing.
+    @inlinable public mutating func reserveCapacity(_ count: Int) {
         keys.reserveCapacity(count)
         values.reserveCapacity(count)
     }

@@ -95,6 +95,8 @@ final class LineProtocol {
                 throw request.invalid("unknown op '\(request.op)'; the ops are: \(names.joined(separator: ", "))")
             }
             reply = JSONObject([("reply", request.id), ("ok", true)])
+            // A push's reply has five or six members; growing from two reallocates twice.
+            reply.reserveCapacity(8)
             do {
                 try handler(self)(request, &reply)
             } catch let refusal as DeviceRefusal {
