@@ -46,18 +46,22 @@ public struct HTTPRequest: Sendable {
     /// The host the connection was opened for (SNI, or a CONNECT's target), lowercased.
     public var serverHost: String? { serverName.map(Self.hostWithoutPort) }
 
-    /// Bytes, not characters: every request is routed by it.
+    /// Bytes, not characters: every request is routed by it, and its log entry names it.
+    /// An authority that is already a bare lowercase host is returned as it is.
     static func hostWithoutPort(_ authority: String) -> String {
-        let utf8 = authority.utf8
-        var host = utf8[...]
-        if host.first == UInt8(ascii: "[") {
-            host = host.dropFirst()
-            host = host[..<(host.firstIndex(of: UInt8(ascii: "]")) ?? host.endIndex)]
-        } else {
-            host = host[..<(host.firstIndex(of: UInt8(ascii: ":")) ?? host.endIndex)]
+        var text = authority
+        return text.withUTF8 { bytes in
+            let start = bytes.first == UInt8(ascii: "[") ? 1 : 0
+            let end =
+                start == 1
+                ? bytes[1...].firstIndex(of: UInt8(ascii: "]")) ?? bytes.count
+                : bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count
+            let host = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            guard host.contains(where: { (65...90).contains($0) }) else {
+                return host.count == bytes.count ? authority : String(decoding: host, as: UTF8.self)
+            }
+            return String(decoding: host.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
         }
-        guard host.contains(where: { (65...90).contains($0) }) else { return String(host)! }
-        return String(decoding: host.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
     }
 }
 
