@@ -78,8 +78,7 @@ extension JSON {
                 kind: .tooLarge(bytes: buffer.count, limit: limits.maxBytes), line: 1, column: 1,
                 reason: "the input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
         }
-        // Stops at the first byte that is not white space: almost always the first.
-        if !buffer.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) {
+        if buffer.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             throw JSONError(kind: .empty, line: 1, column: 1, reason: "the input is empty")
         }
         let scan = try Lexemes.scan(buffer, maxDepth: limits.maxDepth)
