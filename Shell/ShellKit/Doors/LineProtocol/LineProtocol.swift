@@ -93,9 +93,11 @@ final class LineProtocol {
             guard let handler = handlers[request.op] else {
                 throw request.invalid("unknown op '\(request.op)'; the ops are: \(names.joined(separator: ", "))")
             }
-            reply = JSONObject([("reply", request.id), ("ok", true)])
-            // A push's reply has five or six members; growing from two reallocates twice.
+            // Room for a push's five or six members, made once.
+            reply = JSONObject()
             reply.reserveCapacity(8)
+            reply["reply"] = request.id
+            reply["ok"] = true
             do {
                 try handler(self)(request, &reply)
             } catch let refusal as DeviceRefusal {
