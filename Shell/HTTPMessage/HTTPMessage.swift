@@ -24,15 +24,23 @@ public struct HTTPRequest: Sendable {
 
     /// The first value of `name`.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name == name }?.value
+        headers.first { Self.sameName($0.name, name) }?.value
     }
 
     /// The first header, other than a pseudo-header, that was sent more than once.
     public var repeatedHeaderName: String? {
         for (index, header) in headers.enumerated() where header.name.utf8.first != UInt8(ascii: ":") {
-            if headers[..<index].contains(where: { $0.name == header.name }) { return header.name }
+            if headers[..<index].contains(where: { Self.sameName($0.name, header.name) }) { return header.name }
         }
         return nil
+    }
+
+    /// Whether two header names are the same: their lengths first, which tell most names
+    /// apart for the price of a load, where `==` on two different strings calls into the
+    /// runtime. Every request's headers are looked through several times.
+    @inline(__always)
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a == b
     }
 
     public var method: String? { header(":method") }
@@ -191,5 +199,34 @@ extension HTTPRequest {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+extension String {
+    /// Whether the UTF-8 begins with `prefix`'s bytes. Paths and hosts are routed by
+    /// bytes, as HTTP servers do; `hasPrefix` compares by Unicode characters, a runtime
+    /// call each time, and a request is tested against several prefixes.
+    public func hasBytePrefix(_ prefix: StaticString) -> Bool {
+        withUTF8Bytes { bytes in
+            let length = prefix.utf8CodeUnitCount
+            guard length > 0 else { return true }
+            return bytes.count >= length && memcmp(bytes.baseAddress!, prefix.utf8Start, length) == 0
+        }
+    }
+
+    /// Whether the UTF-8 ends with `suffix`'s bytes; see `hasBytePrefix`.
+    public func hasByteSuffix(_ suffix: StaticString) -> Bool {
+        withUTF8Bytes { bytes in
+            let length = suffix.utf8CodeUnitCount
+            guard length > 0 else { return true }
+            return bytes.count >= length
+                && memcmp(bytes.baseAddress! + bytes.count - length, suffix.utf8Start, length) == 0
+        }
+    }
+
+    /// The UTF-8 in place (native strings, small ones included, are contiguous).
+    private func withUTF8Bytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(utf8).withUnsafeBufferPointer(body)
     }
 }

@@ -1,7 +1,9 @@
 import HTTPMessage
 import Testing
 
-/// The host a request names, as routing and the log read it.
+@testable import ShellKit
+
+/// The host a request names, its headers and path, as routing and the log read them.
 @Suite struct HTTPRequestTests {
     static func request(_ headers: [(String, String)], serverName: String? = nil) -> HTTPRequest {
         HTTPRequest(
@@ -34,5 +36,64 @@ import Testing
         #expect(Self.request([(":authority", "a.example:1"), ("host", "b.example")]).authorityHost == "a.example")
         #expect(Self.request([(":method", "POST")]).authorityHost == nil)
         #expect(Self.request([]).serverHost == nil)
+    }
+
+    /// Names are compared by length first: names of one length must still be told apart.
+    @Test func headersOfTheSameLengthAreToldApartAndOnlyARepeatIsNamed() {
+        let request = Self.request([
+            (":method", "POST"), (":path", "/3/device/ab"), ("apns-id", "X"), ("apns-topic", "t"),
+            ("authorization", "a"),
+            ("apns-priority", "10"),
+        ])
+        #expect(request.header("apns-id") == "X")
+        #expect(request.header(":method") == "POST")
+        #expect(request.header("authorization") == "a")
+        #expect(request.header("apns-priority") == "10")
+        #expect(request.header("apns-ix") == nil)
+        #expect(request.repeatedHeaderName == nil)
+        #expect(
+            Self.request([("apns-id", "1"), ("apns-topic", "t"), ("apns-id", "2")]).repeatedHeaderName == "apns-id")
+        #expect(Self.request([(":path", "/a"), (":path", "/b")]).repeatedHeaderName == nil, "pseudo-headers are not")
+    }
+
+    @Test(
+        arguments: [
+            ("/3/device/ab", "/3/device/", true), ("/3/device/", "/3/device/", true),
+            ("/3/device", "/3/device/", false),
+            ("/3/devices", "/3/device/", false), ("", "/", false), ("/x", "", true), ("/TOKEN", "/token", false),
+            // Bytes, not characters: a combining accent after the prefix is still after it.
+            ("/token\u{301}", "/token", true),
+        ] as [(String, StaticString, Bool)])
+    func aPrefixIsTheTextsFirstBytes(text: String, prefix: StaticString, expected: Bool) {
+        #expect(text.hasBytePrefix(prefix) == expected)
+    }
+
+    @Test(
+        arguments: [
+            ("x.pndsn.com", ".pndsn.com", true), ("pndsn.com", ".pndsn.com", false),
+            ("x.pndsn.cox", ".pndsn.com", false),
+            ("", ".com", false), ("a", "", true), ("bücher.cloud.appwrite.io", ".cloud.appwrite.io", true),
+        ] as [(String, StaticString, Bool)])
+    func aSuffixIsTheTextsLastBytes(text: String, suffix: StaticString, expected: Bool) {
+        #expect(text.hasByteSuffix(suffix) == expected)
+    }
+
+    /// Where no host names a service, the path does, by its first bytes.
+    @Test func aPathNamesItsService() {
+        typealias Service = NetworkDoor.Service
+        #expect(Service(path: "/3/device/0a1b") == .apns(nil))
+        #expect(Service(path: "/v1/projects/p/messages:send") == .fcm)
+        #expect(Service(path: "/token") == .oauth)
+        #expect(Service(path: "/webhooks/xmtp") == .webhook)
+        for path in ["/publish/k/k/0/c/0", "/v1/push/sub-key/k/devices/t", "/v2/push/sub-key/k/devices-apns2/t"] {
+            #expect(Service(path: path) == .pubnub)
+        }
+        #expect(Service(path: "/3/devices") == nil)
+        #expect(Service(path: "/") == nil)
+        #expect(Service(host: "ps.pndsn.com") == .pubnub)
+        #expect(Service(host: "eu.pndsn.com") == .pubnub)
+        #expect(Service(host: "pndsn.com") == nil)
+        #expect(Service(host: "x.cloud.appwrite.io") == .appwrite)
+        #expect(Service(host: "api.push.apple.com") == .apns(.production))
     }
 }

@@ -214,22 +214,22 @@ final class NetworkDoor {
             case "api.development.push.apple.com", "api.sandbox.push.apple.com": self = .apns(.development)
             case "fcm.googleapis.com": self = .fcm
             case "oauth2.googleapis.com": self = .oauth
-            case _ where host == "ps.pndsn.com" || host.hasSuffix(".pndsn.com"): self = .pubnub
-            case _ where host == "cloud.appwrite.io" || host.hasSuffix(".cloud.appwrite.io"): self = .appwrite
+            case _ where host == "ps.pndsn.com" || host.hasByteSuffix(".pndsn.com"): self = .pubnub
+            case _ where host == "cloud.appwrite.io" || host.hasByteSuffix(".cloud.appwrite.io"): self = .appwrite
             default: return nil
             }
         }
 
         init?(path: String) {
-            if path.hasPrefix("/v1/projects/") {
+            if path.hasBytePrefix("/v1/projects/") {
                 self = .fcm
-            } else if path.hasPrefix("/token") {
+            } else if path.hasBytePrefix("/token") {
                 self = .oauth
-            } else if path.hasPrefix("/webhooks/") {
+            } else if path.hasBytePrefix("/webhooks/") {
                 self = .webhook
-            } else if PubNubService.paths.contains(where: path.hasPrefix) {
+            } else if PubNubService.paths.contains(where: { path.hasBytePrefix($0) }) {
                 self = .pubnub
-            } else if path.hasPrefix("/3/device/") {
+            } else if path.hasBytePrefix("/3/device/") {
                 self = .apns(nil)
             } else {
                 return nil

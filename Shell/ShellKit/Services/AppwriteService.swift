@@ -117,7 +117,7 @@ final class AppwriteService {
 
     /// Whether a request is Appwrite's by its path and header (a self-hosted endpoint).
     static func claims(_ request: HTTPRequest) -> Bool {
-        (request.path ?? "").hasPrefix("/v1/") && request.header("x-appwrite-project") != nil
+        (request.path ?? "").hasBytePrefix("/v1/") && request.header("x-appwrite-project") != nil
     }
 
     func answer(_ request: HTTPRequest) -> ServiceAnswer {

@@ -22,7 +22,7 @@ final class PubNubService {
     }
 
     /// The paths PubNub's REST API serves (when the host does not say PubNub).
-    static let paths = ["/publish/", "/v1/push/", "/v2/push/"]
+    static let paths: [StaticString] = ["/publish/", "/v1/push/", "/v2/push/"]
 
     func answer(_ request: HTTPRequest) -> ServiceAnswer {
         let target = Array((request.path ?? "").utf8)
