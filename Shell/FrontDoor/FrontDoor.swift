@@ -96,27 +96,30 @@ private func frontDoorLaterGone(_ context: UnsafeMutableRawPointer?, _ id: cx_ht
 }
 
 /// Headers as the C transport takes them (it copies them by length), alive while `body`
-/// runs: their bytes in one buffer, and the array on the stack. Every answer passes here.
+/// runs: their bytes and the array both in temporary storage (the stack, for an answer's
+/// few headers), with no allocation. Every answer passes here.
 func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (UnsafePointer<cx_http_header>?, Int) -> T)
     -> T
 {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
-    for header in headers {
-        bytes.append(contentsOf: header.name.utf8)
-        bytes.append(contentsOf: header.value.utf8)
-    }
-    return bytes.withUnsafeBytes { text in
+    var size = 0
+    for header in headers { size += header.name.utf8.count + header.value.utf8.count }
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(size, 1)) { text in
         withUnsafeTemporaryAllocation(of: cx_http_header.self, capacity: headers.count) { cHeaders in
-            var at = 0
+            var at = text.baseAddress!
+            /// Copies `string`'s UTF-8 to `at`; where it starts, and its length.
+            func copy(_ string: String) -> (UnsafePointer<CChar>, Int) {
+                let start = at
+                let count = string.utf8.count
+                UnsafeMutableRawBufferPointer(start: at, count: count).copyBytes(from: string.utf8)
+                at += count
+                return (UnsafePointer(start), count)
+            }
             for (index, header) in headers.enumerated() {
-                let name = header.name.utf8.count
-                let value = header.value.utf8.count
-                let start = text.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) + at }
+                let (name, nameLength) = copy(header.name)
+                let (value, valueLength) = copy(header.value)
                 cHeaders.initializeElement(
                     at: index,
-                    to: cx_http_header(name: start, name_len: name, value: start.map { $0 + name }, value_len: value))
-                at += name + value
+                    to: cx_http_header(name: name, name_len: nameLength, value: value, value_len: valueLength))
             }
             defer { cHeaders.deinitialize() }
             return body(UnsafePointer(cHeaders.baseAddress), headers.count)

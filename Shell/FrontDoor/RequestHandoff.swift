@@ -124,31 +124,31 @@ final class RequestHandoff: @unchecked Sendable {
                 })
             guard let batch else { return }
             let responses = batches(batch.map(\.request))
-            for (item, response) in zip(batch, responses) { settle(item, response) }
+            // By index: iterating the items would copy each (its request's headers and body).
+            for index in batch.indices { settle(door: batch[index].door, id: batch[index].id, responses[index]) }
             queue.withLock { $0.inHand = 0 }
         }
     }
 
     /// Gives the transport the answer the handler decided: now, with its fault, or held
     /// (an answer given later again: a long poll, a stream, a latency rule's wait).
-    private func settle(_ item: Item, _ response: HTTPResponse) {
+    private func settle(door: OpaquePointer, id: cx_http_later, _ response: HTTPResponse) {
         let hold: Int64 = response.later.map { Int64($0.waitMilliseconds) } ?? -1
         withCHeaders(response.headers) { headers, count in
             response.body.withUnsafeBufferPointer { body in
                 cx_front_door_settle(
-                    item.door, item.id, Int32(response.status), headers, count, body.baseAddress, body.count,
+                    door, id, Int32(response.status), headers, count, body.baseAddress, body.count,
                     response.fault?.rawValue ?? 0, response.fault == nil ? hold : -1)
             }
         }
         guard let later = response.later, response.fault == nil else { return }
         let goneAlready = laters.withLock { laters -> Bool in
-            if laters.gone.remove(item.id) != nil { return true }
-            laters.open[item.id] = later
+            if laters.gone.remove(id) != nil { return true }
+            laters.open[id] = later
             return false
         }
         if goneAlready { return later.markGone() }
-        let handle = UInt(bitPattern: item.door)
-        let id = item.id
+        let handle = UInt(bitPattern: door)
         later.attach { piece in sendPiece(piece, door: OpaquePointer(bitPattern: handle)!, id: id) }
     }
 }
