@@ -427,7 +427,7 @@ public final class Device: PushSystem {
             guard options.contains(.list) else { return PushOutcome(effect: Self.received(live, via: "willPresent")) }
             let posted = show()
             return PushOutcome(
-                effect: Self.received(live, via: "willPresent") + " and " + posted.phrase, trayID: posted.id)
+                effect: Self.received(live, via: "willPresent", and: posted), trayID: posted.id)
         case (.background, let process?) where !isAlert:
             process.push.iosBridge.didReceiveRemoteNotification(userInfo: payload)
             return PushOutcome(effect: "delivered to the app in the background: no event, and never shown (DEL-2)")
@@ -463,7 +463,7 @@ public final class Device: PushSystem {
             let live = process.push.diagnostics.liveSubscribers
             let post = postedDuring { process.push.androidBridge.onMessageReceived(remote) }
             return PushOutcome(
-                effect: Self.received(live, via: "onMessageReceived") + " and " + post.phrase, trayID: post.id)
+                effect: Self.received(live, via: "onMessageReceived", and: post), trayID: post.id)
         }
         if message.isNotificationMessage {
             guard allowed else { return PushOutcome(effect: "not shown: notifications are not allowed (DEL-6)") }
@@ -587,9 +587,30 @@ public final class Device: PushSystem {
     }
 
     static func received(_ live: Int, via callback: String) -> String {
-        live == 0
-            ? "\(callback) ran with no events subscriber, so the received event was dropped (received is never buffered, DEL-1)"
-            : "delivered as received (\(callback)) to \(live) subscriber\(live == 1 ? "" : "s")"
+        received(live, via: callback, and: nil)
+    }
+
+    /// The same, then " and " what the tray did. The sentence is one of every push's
+    /// report: written into one string made with room for it, not joined from pieces.
+    static func received(_ live: Int, via callback: String, and posted: PushOutcome.Posted?) -> String {
+        var text = ""
+        text.reserveCapacity(192)
+        if live == 0 {
+            text += callback
+            text += " ran with no events subscriber, so the received event was dropped"
+            text += " (received is never buffered, DEL-1)"
+        } else {
+            text += "delivered as received ("
+            text += callback
+            text += ") to "
+            text += String(live)
+            text += live == 1 ? " subscriber" : " subscribers"
+        }
+        if let posted {
+            text += " and "
+            posted.appendPhrase(to: &text)
+        }
+        return text
     }
 }
 
@@ -601,10 +622,24 @@ extension PushOutcome {
         var refused = false
 
         var phrase: String {
+            var text = ""
+            appendPhrase(to: &text)
+            return text
+        }
+
+        func appendPhrase(to text: inout String) {
             guard let id else {
-                return refused ? "not shown: notifications are not allowed (DEL-6)" : "nothing was posted to the tray"
+                text += refused ? "not shown: notifications are not allowed (DEL-6)" : "nothing was posted to the tray"
+                return
             }
-            return replaced ? "replaced tray entry \(id) (same collapse id, DEL-5)" : "shown in the tray as \(id)"
+            if replaced {
+                text += "replaced tray entry "
+                text += id
+                text += " (same collapse id, DEL-5)"
+            } else {
+                text += "shown in the tray as "
+                text += id
+            }
         }
     }
 }

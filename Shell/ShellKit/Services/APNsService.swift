@@ -144,9 +144,9 @@ final class APNsService {
                     ),
                 ])
                 if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
-                var responseHeaders = [("apns-id", apnsID)]
+                var responseHeaders = [(name: "apns-id", value: apnsID)]
                 if environment == .development {
-                    responseHeaders.append(("apns-unique-id", UUID().uuidString.lowercased()))
+                    responseHeaders.append((name: "apns-unique-id", value: UUID().uuidString.lowercased()))
                 }
                 return (report, HTTPResponse(status: 200, headers: responseHeaders))
             } catch {
