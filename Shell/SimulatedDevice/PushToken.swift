@@ -49,27 +49,22 @@ public struct IDGenerator: RandomNumberGenerator {
     }
 
     /// An uppercase canonical UUID (8-4-4-4-12), as APNs returns in `apns-id`.
-    /// Written straight into the string's storage: every push that names no `apns-id`
-    /// gets one.
+    /// Written straight into the string's storage, a byte (two digits) at a time: every
+    /// push that names no `apns-id` gets one. Digit `i` is nibble `i` of the two words,
+    /// counted from the low end.
     mutating func uuid() -> String {
-        var bits = (next(), next())
+        let words = (next(), next())
         return String(unsafeUninitializedCapacity: 36) { text in
             var at = 0
-            for index in 0..<32 {
-                if index == 8 || index == 12 || index == 16 || index == 20 {
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
                     text[at] = UInt8(ascii: "-")
                     at += 1
                 }
-                let nibble: UInt8
-                if index < 16 {
-                    nibble = UInt8(truncatingIfNeeded: bits.0 & 0xF)
-                    bits.0 >>= 4
-                } else {
-                    nibble = UInt8(truncatingIfNeeded: bits.1 & 0xF)
-                    bits.1 >>= 4
-                }
-                text[at] = Self.hexDigit(nibble, uppercase: true)
-                at += 1
+                let byte = UInt8(truncatingIfNeeded: (index < 8 ? words.0 : words.1) >> (8 * (index & 7)))
+                text[at] = Self.hexDigit(byte & 0xF, uppercase: true)
+                text[at + 1] = Self.hexDigit(byte >> 4, uppercase: true)
+                at += 2
             }
             return at
         }

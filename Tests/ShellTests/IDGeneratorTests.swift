@@ -19,6 +19,21 @@ import Testing
         #expect(generator.hex(bytes: byteCount) == expected)
     }
 
+    @Test func uuidIsTwoWordsNibblesFromTheLowEndAsAnUppercaseCanonicalUUID() {
+        var generator = IDGenerator(seed: 0x0DDB)
+        var reference = IDGenerator(seed: 0x0DDB)
+        for _ in 0..<100 {
+            var words = [reference.next(), reference.next()]
+            var expected = ""
+            for index in 0..<32 {
+                if [8, 12, 16, 20].contains(index) { expected += "-" }
+                expected += String(words[index / 16] & 0xF, radix: 16, uppercase: true)
+                words[index / 16] >>= 4
+            }
+            #expect(generator.uuid() == expected)
+        }
+    }
+
     @Test func base64URLNamesEachSixBitsByRFC4648sURLSafeAlphabet() {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
         var generator = IDGenerator(seed: 0xBA5E)
