@@ -586,6 +586,7 @@ public final class Device: PushSystem {
         }
     }
 
+    /// What a push handed to the app's `callback` did, with `live` events subscribers.
     static func received(_ live: Int, via callback: String) -> String {
         received(live, via: callback, and: nil)
     }

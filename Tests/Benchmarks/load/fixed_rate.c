@@ -304,6 +304,7 @@ int main(int argc, char **argv) {
         }
         struct epoll_event events[64];
         int ready = epoll_pwait2(poll, events, 64, &wait, NULL);
+        if (ready < 0 && errno != EINTR) fail("epoll_pwait2 failed (it needs Linux 5.11)");
         for (int e = 0; e < ready; e++) {
             connection *c = events[e].data.ptr;
             if (events[e].events & EPOLLOUT && flush(c) != 0) fail("a connection failed while writing");
