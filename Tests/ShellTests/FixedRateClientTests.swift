@@ -24,11 +24,13 @@ import Testing
         return cc.terminationStatus == 0 ? binary : nil
     }()
 
-    /// A shell with one launched, registered iOS device and `rule` added, its output
-    /// drained from then on; the shell and the files the client reads (the device's push
-    /// URI, a body).
-    func shellWithDevice(scheme: String, rule: String) throws -> (FrontDoorTests.Shell, uris: String, body: String) {
+    /// The client's JSON line for `requests` at `rate` a second over `connections`, sent to
+    /// one launched, registered iOS device of a shell that has `rule` (its output drained
+    /// meanwhile); the shell is stopped, and must end cleanly, before it returns.
+    func run(scheme: String = "http", rule: String, rate: Int, requests: Int, connections: Int) throws -> JSON {
+        let client = try #require(Self.client, "fixed_rate.c did not build")
         let shell = try FrontDoorTests.Shell()
+        defer { #expect(shell.stop() == 0) }
         let token = try FrontDoorTests().iosDevice(shell)
         _ = try shell.send(#"{"op":"chaos","rule":\#(rule)}"#)
         _ = shell.drainOutput()
@@ -37,12 +39,6 @@ import Testing
         try "\(scheme)://127.0.0.1:\(shell.port)/3/device/\(token)\n".write(
             toFile: uris, atomically: true, encoding: .utf8)
         try #"{"aps":{"alert":"steady"}}"#.write(toFile: body, atomically: true, encoding: .utf8)
-        return (shell, uris, body)
-    }
-
-    /// The client's JSON line for `requests` at `rate` a second over `connections`.
-    func run(uris: String, body: String, rate: Int, requests: Int, connections: Int) throws -> JSON {
-        let client = try #require(Self.client, "fixed_rate.c did not build")
         let process = Process()
         process.executableURL = client
         process.arguments = [
@@ -60,16 +56,15 @@ import Testing
 
     @Test(arguments: ["http", "https"])
     func everyRequestIsAnsweredAndWaitsAtLeastWhatTheServerHeldIt(scheme: String) throws {
-        let (shell, uris, body) = try shellWithDevice(
-            scheme: scheme, rule: #"{"service":"apns","then":{"latency_ms":{"fixed":100}}}"#)
-        let result = try run(uris: uris, body: body, rate: 200, requests: 100, connections: 2)
+        let result = try run(
+            scheme: scheme, rule: #"{"service":"apns","then":{"latency_ms":{"fixed":100}}}"#, rate: 200,
+            requests: 100, connections: 2)
         #expect(result["sent"] == 100)
         #expect(result["answered"] == 100)
         #expect(result["ok"] == 100)
         // 100 requests 5 ms apart take at least the schedule and the last one's wait.
         #expect(try #require(result["seconds"]?.numberValue?.doubleValue) >= 0.495 + 0.1)
         #expect(try #require(result["p50_ms"]?.numberValue?.doubleValue) >= 100)
-        #expect(shell.stop() == 0)
     }
 
     /// The server takes 1,000 streams on a connection; at 10,000 a second with every answer
@@ -78,22 +73,19 @@ import Testing
     /// its latency would be the 200 ms wait; counted from when it was due, it is at least
     /// 300 ms, for a third of the requests.
     @Test func aRequestThatCouldNotLeaveOnTimeCountsItsWaitToLeave() throws {
-        let (shell, uris, body) = try shellWithDevice(
-            scheme: "http", rule: #"{"service":"apns","then":{"latency_ms":{"fixed":200}}}"#)
-        let result = try run(uris: uris, body: body, rate: 10_000, requests: 1_500, connections: 1)
+        let result = try run(
+            rule: #"{"service":"apns","then":{"latency_ms":{"fixed":200}}}"#, rate: 10_000, requests: 1_500,
+            connections: 1)
         #expect(result["answered"] == 1_500)
         #expect(result["ok"] == 1_500)
         #expect(try #require(result["p50_ms"]?.numberValue?.doubleValue) >= 200)
         #expect(try #require(result["p90_ms"]?.numberValue?.doubleValue) >= 300)
-        #expect(shell.stop() == 0)
     }
 
     @Test func refusedPushesAreAnsweredButNotOK() throws {
-        let (shell, uris, body) = try shellWithDevice(
-            scheme: "http", rule: #"{"service":"apns","then":{"answer":"Unregistered"}}"#)
-        let result = try run(uris: uris, body: body, rate: 500, requests: 50, connections: 2)
+        let result = try run(
+            rule: #"{"service":"apns","then":{"answer":"Unregistered"}}"#, rate: 500, requests: 50, connections: 2)
         #expect(result["answered"] == 50)
         #expect(result["ok"] == 0)
-        #expect(shell.stop() == 0)
     }
 }
