@@ -586,14 +586,10 @@ public final class Device: PushSystem {
         }
     }
 
-    /// What a push handed to the app's `callback` did, with `live` events subscribers.
-    static func received(_ live: Int, via callback: String) -> String {
-        received(live, via: callback, and: nil)
-    }
-
-    /// The same, then " and " what the tray did. The sentence is one of every push's
-    /// report: written into one string made with room for it, not joined from pieces.
-    static func received(_ live: Int, via callback: String, and posted: PushOutcome.Posted?) -> String {
+    /// What a push handed to the app's `callback` did, with `live` events subscribers, then
+    /// " and " what the tray did (`posted`). The sentence is one of every push's report:
+    /// written into one string made with room for it, not joined from pieces.
+    static func received(_ live: Int, via callback: String, and posted: PushOutcome.Posted? = nil) -> String {
         var text = ""
         text.reserveCapacity(192)
         if live == 0 {

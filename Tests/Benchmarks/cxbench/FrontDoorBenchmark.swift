@@ -173,7 +173,9 @@ enum FrontDoorBenchmark {
         // client that sends at evenly spaced instants: rounds interleave, each side keeps
         // its best p99, as the rates keep their best round.
         let rate = best.shell.perSecond / 2
-        let client = buildFixedRateClient(in: work)
+        let client = buildC(
+            "load/fixed_rate.c", libraries: ["nghttp2", "ssl", "crypto"],
+            to: URL(fileURLWithPath: work).appendingPathComponent("fixed-rate"))
         var half = (shell: Run(), floor: Run())
         for _ in 0..<3 {
             for side in ["shell", "floor"] {
@@ -184,20 +186,6 @@ enum FrontDoorBenchmark {
             }
         }
         return (best, half)
-    }
-
-    /// The fixed-rate client (Tests/Benchmarks/load/fixed_rate.c), built with `cc` into
-    /// `directory`; nil when it could not be.
-    static func buildFixedRateClient(in directory: String) -> URL? {
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("load/fixed_rate.c")
-        let binary = URL(fileURLWithPath: directory).appendingPathComponent("fixed-rate")
-        let cc = Process()
-        cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        cc.arguments = ["cc", "-O2", source.path, "-lnghttp2", "-lssl", "-lcrypto", "-o", binary.path]
-        guard (try? cc.run()) != nil else { return nil }
-        cc.waitUntilExit()
-        return cc.terminationStatus == 0 ? binary : nil
     }
 
     /// `rate` POSTs a second for `seconds`, evenly spaced over 10 connections, each

@@ -53,6 +53,19 @@ func cpuSeconds(of pid: Int32) -> Double? {
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
+/// A C program of the benchmarks' own (`Tests/Benchmarks/<source>`), built with `cc -O2`
+/// and `libraries` into `binary` for the run; nil when it could not be.
+func buildC(_ source: String, libraries: [String], to binary: URL) -> URL? {
+    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(source).path
+    let cc = Process()
+    cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    cc.arguments = ["cc", "-O2", path] + libraries.map { "-l" + $0 } + ["-o", binary.path]
+    guard (try? cc.run()) != nil else { return nil }
+    cc.waitUntilExit()
+    return cc.terminationStatus == 0 ? binary : nil
+}
+
 /// One figure: a JSON line with the name, the values and the target verdict.
 func report(_ figure: String, _ values: [(String, Double)], target: String, met: Bool, note: String? = nil) {
     var fields = ["\"figure\":\"\(figure)\""]

@@ -124,18 +124,9 @@ enum ShellBenchmark {
         let binary: URL?
 
         init() {
-            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("floor/line_floor.c")
-            let binary = FileManager.default.temporaryDirectory.appendingPathComponent("cx-line-floor-\(getpid())")
-            let cc = Process()
-            cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            cc.arguments = ["cc", "-O2", source.path, "-ljansson", "-o", binary.path]
-            guard (try? cc.run()) != nil else {
-                self.binary = nil
-                return
-            }
-            cc.waitUntilExit()
-            self.binary = cc.terminationStatus == 0 ? binary : nil
+            binary = buildC(
+                "floor/line_floor.c", libraries: ["jansson"],
+                to: FileManager.default.temporaryDirectory.appendingPathComponent("cx-line-floor-\(getpid())"))
         }
 
         func remove() {
