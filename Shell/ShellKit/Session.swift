@@ -99,6 +99,12 @@ public final class Session {
     public var deviceToken: String? { world.current?.token }
     /// Every request from every door, with its deliveries (inspector.md, "The log").
     public var log: RequestLog { world.log }
+    /// Whether the log shows request secrets whole (`--log-secrets`) rather than
+    /// redacted; entries keep the setting they were logged under.
+    public var logShowsSecrets: Bool {
+        get { world.log.showsSecrets }
+        set { world.log.showsSecrets = newValue }
+    }
 
     /// Who may reach the inspector on the front door's port; nil: it is off.
     public var inspector: InspectorSettings? {

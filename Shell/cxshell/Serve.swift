@@ -8,7 +8,7 @@ enum Serve {
     static let help = """
         usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR] [--keep-running] [--log-max N]
                              [--api-token TOKEN] [--api-host NAME]... [--no-inspector] [--broker]
-                             [--plugin LIBRARY]...
+                             [--log-secrets] [--plugin LIBRARY]...
 
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
@@ -32,7 +32,10 @@ enum Serve {
         /livez and /readyz (Docs/Inspector.md). --api-token TOKEN requires
         "Authorization: Bearer TOKEN" on it; a --listen address that is not loopback
         needs one (or --no-inspector). --log-max N keeps the last N log entries
-        (default 10000; 0 keeps none). --keep-running: the end of input does not end
+        (default 10000; 0 keeps none). Secrets a request carries (bearer tokens, API
+        keys, passwords, private keys, JWT signatures) are redacted wherever the log is
+        read; --log-secrets shows them whole, for a world only its owner can read.
+        --keep-running: the end of input does not end
         the shell (SIGINT / SIGTERM do), so it can run as a service driven over HTTP.
 
         Messages from channels (Appwrite's MQTT) arrive on their own time: each writes its
@@ -71,6 +74,7 @@ enum Serve {
         var logMax = 10_000
         var inspector: InspectorSettings? = InspectorSettings()
         var broker = false
+        var logSecrets = false
         var rest = arguments[...]
         func refuse(_ sentence: String) -> Int32 {
             FileHandle.standardError.write(Data("cxshell serve: \(sentence)\n".utf8))
@@ -94,6 +98,7 @@ enum Serve {
                 inspector?.hosts.insert(host.lowercased())
             case "--no-inspector": inspector = nil
             case "--broker": broker = true
+            case "--log-secrets": logSecrets = true
             default:
                 return refuse("unknown argument '\(argument)'\n\(help)")
             }
@@ -105,6 +110,7 @@ enum Serve {
         // order of handling).
         let session = Session(logMax: logMax)
         session.inspector = inspector
+        session.logShowsSecrets = logSecrets
         session.plugins = plugins
         if broker {
             do {

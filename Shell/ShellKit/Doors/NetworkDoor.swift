@@ -171,7 +171,7 @@ final class NetworkDoor {
     static func record(of request: HTTPRequest, report: JSONObject, deliveries: [String]) -> RequestLog.Record {
         var record = RequestLog.Record { json in
             json.member("method", request.method)
-            json.member("path", request.path)
+            json.member("path", target: request.path)
             json.member("host", request.authorityHost ?? request.serverHost)
             json.member("headers", headers: request.headers)
         }

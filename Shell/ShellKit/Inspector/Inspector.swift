@@ -270,6 +270,7 @@ final class Inspector {
                         JSONObject([
                             ("retained", .integer(Int64(world.log.retained))), ("dropped", .integer(world.log.dropped)),
                             ("max", .integer(Int64(world.log.max))), ("next_seq", .integer(world.log.nextSeq)),
+                            ("secrets", .string(world.log.showsSecrets ? "shown" : "redacted")),
                         ]))
                 ),
                 ("counts", .object(counts)),

@@ -865,6 +865,11 @@ enum InspectorOpenAPI {
                },
                "next_seq": {
                 "type": "integer"
+               },
+               "secrets": {
+                "type": "string",
+                "enum": ["redacted", "shown"],
+                "description": "Whether the log shows request secrets redacted (the default) or whole (`--log-secrets`)."
                }
               }
              },

@@ -47,6 +47,7 @@ enum InspectorPage {
         .tray, .deliveries { padding-left: 1.1rem; margin: .2rem 0; }
         pre { background: #f3f5f8; border: 1px solid var(--line); border-radius: 4px; padding: .4rem; white-space: pre-wrap; overflow-wrap: anywhere;
           font-family: var(--mono); font-size: .78rem; margin: .3rem 0; max-height: 18rem; overflow: auto; }
+        #secrets-shown { background: #fff3cd; color: #664d03; border: 1px solid #e0c36c; padding: .3rem .5rem; margin: .3rem 0; }
         #log-table td.effect { overflow-wrap: anywhere; } #log-table td.mono { white-space: nowrap; }
         #log-table tbody tr.entry { cursor: pointer; } #log-table tbody tr.entry:hover { background: #f1f4fb; }
         #message { min-height: 1.2em; }
@@ -130,6 +131,7 @@ enum InspectorPage {
 
           <section id="log-panel" aria-labelledby="log-title">
             <h2 id="log-title">Log <span class="muted" id="live">(live)</span></h2>
+            <p id="secrets-shown" role="alert" hidden>Secrets are shown whole (--log-secrets): bearer tokens, API keys and passwords in this log are real.</p>
             <form class="row" id="log-filter">
               <label>Source <select id="log-source"><option value="">any</option><option>apns</option><option>fcm</option><option>oauth</option><option>pubnub</option><option>webhook</option><option>appwrite</option><option>mqtt</option><option>tls</option><option>line</option><option>api</option><option>http</option></select></label>
               <label>Status <select id="log-status"><option value="">any</option><option>2xx</option><option>4xx</option><option>5xx</option></select></label>
@@ -189,6 +191,7 @@ enum InspectorPage {
           world = await api("GET", "/api/v1/world");
           $("summary").textContent = `${world.devices} devices · log ${world.log.retained} kept, ${world.log.dropped} dropped · ` +
             `${world.connections} connections · listening on ${world.listening || "—"}`;
+          $("secrets-shown").hidden = world.log.secrets !== "shown";
         }
         function deviceRow(d) {
           const row = el("tr", { tabIndex: 0 });

@@ -14,6 +14,8 @@ public struct RequestLog: Sendable {
         public let source: String
         public let status: Int
         let record: Record
+        /// Whether the entry shows its secrets whole (`--log-secrets`), or redacted.
+        let secretsShown: Bool
 
         public var devices: [String] { record.devices }
 
@@ -22,13 +24,20 @@ public struct RequestLog: Sendable {
         /// The entry as JSON text, its request body whole.
         public var text: String { RequestLog.render(self, whole: true) }
 
-        /// Text a `q` filter looks in: the request, the reason or error, the effect.
+        /// Text a `q` filter looks in: the request, the reason or error, the effect, with
+        /// secrets redacted as every read shows them (a search cannot find a secret).
         var searchable: String {
             [
-                String(decoding: record.requestJSON(body: nil), as: UTF8.self),
-                record.body.map { String(decoding: $0, as: UTF8.self) } ?? "",
+                String(decoding: record.requestJSON(body: nil, redacted: !secretsShown), as: UTF8.self),
+                shownBody.map { String(decoding: $0, as: UTF8.self) } ?? "",
                 record.reason ?? "", record.error ?? "", record.effect ?? "",
             ].joined(separator: "\n")
+        }
+
+        /// The body as every read shows it: its secrets redacted unless they are shown.
+        var shownBody: [UInt8]? {
+            guard let body = record.body else { return nil }
+            return secretsShown ? body : Redaction.body(body)
         }
     }
 
@@ -60,6 +69,8 @@ public struct RequestLog: Sendable {
     public struct JSONWriter {
         var bytes: [UInt8] = []
         private var first = true
+        /// Whether header values and a target's query show their secrets redacted.
+        var redacts = false
 
         public mutating func member(_ name: StaticString, _ value: String?) {
             key(name)
@@ -71,7 +82,13 @@ public struct RequestLog: Sendable {
             bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
         }
 
-        /// An object of the pairs, leaving out HTTP/2's pseudo-headers (`:path`, …).
+        /// A request target, its query's secret members redacted when the writer redacts.
+        public mutating func member(_ name: StaticString, target: String?) {
+            member(name, redacts ? target.map(Redaction.path) : target)
+        }
+
+        /// An object of the pairs, leaving out HTTP/2's pseudo-headers (`:path`, …), their
+        /// secrets redacted when the writer redacts.
         public mutating func member(_ name: StaticString, headers pairs: [(name: String, value: String)]) {
             key(name)
             bytes.append(UInt8(ascii: "{"))
@@ -81,7 +98,7 @@ public struct RequestLog: Sendable {
                 written += 1
                 JSON.writeString(pair.name, to: &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                JSON.writeString(pair.value, to: &bytes)
+                JSON.writeString(redacts ? Redaction.header(name: pair.name, value: pair.value) : pair.value, to: &bytes)
             }
             bytes.append(UInt8(ascii: "}"))
         }
@@ -99,6 +116,8 @@ public struct RequestLog: Sendable {
     public static let shownBodyBytes = 4096
 
     public let max: Int
+    /// Whether entries appended from now on show their secrets whole (`--log-secrets`).
+    public var showsSecrets = false
     /// The retained entries, a ring once `max` are kept: the oldest is at `oldest`, and
     /// an entry appended then takes its place. The entry that goes is freed in the same
     /// request; trimming thousands in one request held it up by milliseconds.
@@ -131,7 +150,9 @@ public struct RequestLog: Sendable {
             dropped += 1
             return seq
         }
-        let entry = Entry(seq: seq, milliseconds: milliseconds, source: source, status: status, record: record())
+        let entry = Entry(
+            seq: seq, milliseconds: milliseconds, source: source, status: status, record: record(),
+            secretsShown: showsSecrets)
         if kept.count < max {
             kept.append(entry)
         } else {
@@ -245,13 +266,13 @@ public struct RequestLog: Sendable {
         }
         var truncated = false
         var shown: String?
-        if let bytes = record.body {
+        if let bytes = entry.shownBody {
             let body = String(decoding: bytes, as: UTF8.self)
             shown = whole ? body : Self.prefix(body, bytes: shownBodyBytes)
             truncated = shown!.utf8.count < body.utf8.count
         }
         text(#","request":"#)
-        record.writeRequestJSON(body: shown, into: &out)
+        record.writeRequestJSON(body: shown, redacted: !entry.secretsShown, into: &out)
         text(#","status":"#)
         decimal(Int64(entry.status), into: &out)
         member(#","reason":"#, record.reason)
@@ -329,15 +350,16 @@ public struct RequestLog: Sendable {
 
 extension RequestLog.Record {
     /// The request as a JSON object, with `body` last when given.
-    func requestJSON(body: String?) -> [UInt8] {
+    func requestJSON(body: String?, redacted: Bool) -> [UInt8] {
         var out: [UInt8] = []
-        writeRequestJSON(body: body, into: &out)
+        writeRequestJSON(body: body, redacted: redacted, into: &out)
         return out
     }
 
-    /// Appends `requestJSON(body:)` to `out`, with no array of its own.
-    func writeRequestJSON(body: String?, into out: inout [UInt8]) {
+    /// Appends `requestJSON(body:redacted:)` to `out`, with no array of its own.
+    func writeRequestJSON(body: String?, redacted: Bool, into out: inout [UInt8]) {
         var writer = RequestLog.JSONWriter()
+        writer.redacts = redacted
         swap(&writer.bytes, &out)
         defer { swap(&writer.bytes, &out) }
         writer.bytes.append(UInt8(ascii: "{"))

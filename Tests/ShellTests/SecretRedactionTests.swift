@@ -1,0 +1,119 @@
+import Foundation
+import OrderedJSON
+import Testing
+
+@testable import ShellKit
+
+/// Secrets a request carries never leave the world through its log (inspector.md,
+/// "Secrets"): the redacted forms as pure functions, then every read path of a real
+/// `cxshell serve` searched for each secret a backend would send.
+@Suite(.serialized) struct SecretRedactionTests {
+    typealias Shell = FrontDoorTests.Shell
+
+    @Test func aJWTKeepsItsHeaderAndClaimsAndLosesItsSignature() {
+        let jwt = "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJURUFNIn0.c2lnbmF0dXJlLWJ5dGVzLWhlcmUtYW5kLW1vcmU"
+        #expect(
+            Redaction.header(name: "authorization", value: "bearer " + jwt)
+                == "bearer eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJURUFNIn0.[redacted signature: 39 characters]")
+        #expect(Redaction.header(name: "Authorization", value: "Bearer ya29.c.opaque-access-token-1234")
+            == "Bearer [redacted: 31 characters, ending …1234]")
+        #expect(Redaction.header(name: "x-appwrite-key", value: "k1") == "[redacted: 2 characters]")
+        #expect(Redaction.header(name: "authorization", value: "key=AAAAlegacyserverkey0000") == "key=[redacted: 23 characters, ending …0000]")
+        #expect(Redaction.header(name: "apns-topic", value: "com.example.app") == "com.example.app")
+    }
+
+    @Test func bodiesLoseTheirSecretMembersAndKeepEverythingElseAsSent() throws {
+        let push = Array(#"{"aps":{"alert":"hi"},"key":"not a secret in a payload"}"#.utf8)
+        #expect(Redaction.body(push) == push)
+        let project = Redaction.body(
+            Array(
+                #"{"op":"appwrite_project","project":"p1","key":"standard_0123456789abcdef","admin":{"username":"admin","password":"broker-admin-pw"}}"#
+                    .utf8))
+        #expect(
+            String(decoding: project, as: UTF8.self)
+                == #"{"op":"appwrite_project","project":"p1","key":"[redacted: 25 characters, ending …cdef]","admin":{"username":"admin","password":"[redacted: 15 characters]"}}"#
+        )
+        let form = Redaction.body(
+            Array("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGci.Y2xhaW1z.c2ln".utf8))
+        #expect(
+            String(decoding: form, as: UTF8.self)
+                == "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGci.Y2xhaW1z.[redacted%20signature:%204%20characters]"
+        )
+        let pem = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49\n-----END PRIVATE KEY-----\n"
+        let account = Redaction.body(
+            Array(JSON.object(JSONObject([("type", "service_account"), ("pk", .string(pem))])).compactBytes))
+        #expect(!String(decoding: account, as: UTF8.self).contains("MIGHAgEAMBMGByqGSM49"))
+        #expect(Redaction.path("/v2/push/sub-key/sub-c-1/devices/abc?type=apns2&auth=secret-token-123456789")
+            == "/v2/push/sub-key/sub-c-1/devices/abc?type=apns2&auth=[redacted:%2022%20characters,%20ending%20%E2%80%A66789]")
+    }
+
+    /// Each secret a backend sends, through each door, then every place the log is read:
+    /// none shows it whole, and a search for it finds nothing; with `--log-secrets` the
+    /// same requests show it, so the searches below can fail.
+    @Test(arguments: [false, true]) func noReadPathShowsASecretUnlessTheOwnerAsks(shown: Bool) throws {
+        let shell = try Shell(arguments: shown ? ["--log-secrets"] : [])
+        let port = shell.port
+        let stream = try InspectorTests.StreamReader(["http://127.0.0.1:\(port)/api/v1/stream"])
+        #expect(stream.read(until: "log stream").contains("log stream"))
+        let signer = ProviderTokenSigner()
+        let apnsJWT = signer.authorization(issuedAt: Date().timeIntervalSince1970)
+        let apnsSignature = String(apnsJWT.split(separator: ".").last!)
+        let made = try shell.curl([
+            "-X", "POST", "-H", "content-type: application/json", "--data-binary", #"{"service":"fcm","project":"demo"}"#,
+            "http://127.0.0.1:\(port)/api/v1/credentials",
+        ])
+        let bearer = try #require(made.split(separator: "\"").first { $0.hasPrefix("Bearer ") }).dropFirst(7)
+        let assertionSignature = "QXNzZXJ0aW9uU2lnbmF0dXJlMDEyMzQ1Njc4OQ"
+        let secrets = [
+            String(apnsSignature), String(bearer), assertionSignature, "standard_appwrite_api_key_0123456789",
+            "broker-admin-password-77", "user-password-9876543210",
+        ]
+        _ = try shell.curl([
+            "--http2-prior-knowledge", "-H", "apns-topic: com.example.app", "-H", "authorization: \(apnsJWT)", "-d",
+            #"{"aps":{"alert":"x"}}"#, "http://127.0.0.1:\(port)/3/device/\(String(repeating: "ab", count: 32))",
+        ])
+        _ = try shell.curl([
+            "--http2-prior-knowledge", "-H", "authorization: Bearer \(bearer)", "-H", "content-type: application/json",
+            "-d", #"{"message":{"token":"t","data":{"a":"b"}}}"#,
+            "http://127.0.0.1:\(port)/v1/projects/demo/messages:send",
+        ])
+        _ = try shell.curl([
+            "-d", "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGciOiJSUzI1NiJ9.e30.\(assertionSignature)",
+            "http://127.0.0.1:\(port)/token",
+        ])
+        _ = try shell.curl([
+            "-H", "x-appwrite-project: p1", "-H", "x-appwrite-key: \(secrets[3])", "-H", "content-type: application/json",
+            "-d", #"{"userId":"u1","email":"u1@example.com","password":"\#(secrets[5])"}"#,
+            "http://127.0.0.1:\(port)/v1/users",
+        ])
+        let line = try shell.send(
+            #"{"op":"appwrite_project","project":"p1","key":"\#(secrets[3])","endpoint":"mqtt://127.0.0.1:1","admin":{"username":"admin","password":"\#(secrets[4])"}}"#
+        )
+        let log = try shell.curl(["http://127.0.0.1:\(port)/api/v1/log?limit=100"])
+        let entries = try JSON.parse(text: String(log[log.range(of: "\r\n\r\n")!.upperBound...]))["entries"]?.arrayValue ?? []
+        #expect(entries.count >= 6)
+        var read = log + line.joined(separator: "\n") + shell.linesWritten().joined(separator: "\n")
+        for entry in entries {
+            let seq = try #require(entry["seq"]?.integerValue)
+            read += try shell.curl(["http://127.0.0.1:\(port)/api/v1/log/\(seq)"])
+        }
+        read += stream.read(until: "\"op\":\"appwrite_project\"")
+        stream.stop()
+        for secret in secrets {
+            #expect(read.contains(secret) == shown, "\(secret) \(shown ? "hidden" : "shown")")
+            let search = try shell.curl([
+                "http://127.0.0.1:\(port)/api/v1/log?q=\(secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+            ])
+            #expect(search.contains(#""entries":[]"#) != shown, "a search for \(secret): \(search)")
+        }
+        // What helps a person stays: the JWT's header and claims, the scheme, the key's end.
+        if !shown {
+            #expect(read.contains(String(apnsJWT.split(separator: ".")[1])))
+            #expect(read.contains("[redacted signature: \(apnsSignature.count) characters]"))
+            #expect(read.contains("ending …6789"))
+        }
+        let world = try shell.curl(["http://127.0.0.1:\(port)/api/v1/world"])
+        #expect(world.contains(shown ? #""secrets":"shown""# : #""secrets":"redacted""#))
+        #expect(shell.stop() == 0)
+    }
+}
