@@ -15,10 +15,13 @@ import Testing
         #expect(
             Redaction.header(name: "authorization", value: "bearer " + jwt)
                 == "bearer eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJURUFNIn0.[redacted signature: 39 characters]")
-        #expect(Redaction.header(name: "Authorization", value: "Bearer ya29.c.opaque-access-token-1234")
-            == "Bearer [redacted: 31 characters, ending …1234]")
+        #expect(
+            Redaction.header(name: "Authorization", value: "Bearer ya29.c.opaque-access-token-1234")
+                == "Bearer [redacted: 31 characters, ending …1234]")
         #expect(Redaction.header(name: "x-appwrite-key", value: "k1") == "[redacted: 2 characters]")
-        #expect(Redaction.header(name: "authorization", value: "key=AAAAlegacyserverkey0000") == "key=[redacted: 23 characters, ending …0000]")
+        #expect(
+            Redaction.header(name: "authorization", value: "key=AAAAlegacyserverkey0000")
+                == "key=[redacted: 23 characters, ending …0000]")
         #expect(Redaction.header(name: "apns-topic", value: "com.example.app") == "com.example.app")
     }
 
@@ -34,7 +37,9 @@ import Testing
                 == #"{"op":"appwrite_project","project":"p1","key":"[redacted: 25 characters, ending …cdef]","admin":{"username":"admin","password":"[redacted: 15 characters]"}}"#
         )
         let form = Redaction.body(
-            Array("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGci.Y2xhaW1z.c2ln".utf8))
+            Array(
+                "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGci.Y2xhaW1z.c2ln".utf8
+            ))
         #expect(
             String(decoding: form, as: UTF8.self)
                 == "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGci.Y2xhaW1z.[redacted%20signature:%204%20characters]"
@@ -43,8 +48,10 @@ import Testing
         let account = Redaction.body(
             Array(JSON.object(JSONObject([("type", "service_account"), ("pk", .string(pem))])).compactBytes))
         #expect(!String(decoding: account, as: UTF8.self).contains("MIGHAgEAMBMGByqGSM49"))
-        #expect(Redaction.path("/v2/push/sub-key/sub-c-1/devices/abc?type=apns2&auth=secret-token-123456789")
-            == "/v2/push/sub-key/sub-c-1/devices/abc?type=apns2&auth=[redacted:%2022%20characters,%20ending%20%E2%80%A66789]")
+        #expect(
+            Redaction.path("/v2/push/sub-key/sub-c-1/devices/abc?type=apns2&auth=secret-token-123456789")
+                == "/v2/push/sub-key/sub-c-1/devices/abc?type=apns2&auth=[redacted:%2022%20characters,%20ending%20%E2%80%A66789]"
+        )
     }
 
     /// Each secret a backend sends, through each door, then every place the log is read:
@@ -59,7 +66,8 @@ import Testing
         let apnsJWT = signer.authorization(issuedAt: Date().timeIntervalSince1970)
         let apnsSignature = String(apnsJWT.split(separator: ".").last!)
         let made = try shell.curl([
-            "-X", "POST", "-H", "content-type: application/json", "--data-binary", #"{"service":"fcm","project":"demo"}"#,
+            "-X", "POST", "-H", "content-type: application/json", "--data-binary",
+            #"{"service":"fcm","project":"demo"}"#,
             "http://127.0.0.1:\(port)/api/v1/credentials",
         ])
         let bearer = try #require(made.split(separator: "\"").first { $0.hasPrefix("Bearer ") }).dropFirst(7)
@@ -78,11 +86,13 @@ import Testing
             "http://127.0.0.1:\(port)/v1/projects/demo/messages:send",
         ])
         _ = try shell.curl([
-            "-d", "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGciOiJSUzI1NiJ9.e30.\(assertionSignature)",
+            "-d",
+            "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=eyJhbGciOiJSUzI1NiJ9.e30.\(assertionSignature)",
             "http://127.0.0.1:\(port)/token",
         ])
         _ = try shell.curl([
-            "-H", "x-appwrite-project: p1", "-H", "x-appwrite-key: \(secrets[3])", "-H", "content-type: application/json",
+            "-H", "x-appwrite-project: p1", "-H", "x-appwrite-key: \(secrets[3])", "-H",
+            "content-type: application/json",
             "-d", #"{"userId":"u1","email":"u1@example.com","password":"\#(secrets[5])"}"#,
             "http://127.0.0.1:\(port)/v1/users",
         ])
@@ -90,7 +100,8 @@ import Testing
             #"{"op":"appwrite_project","project":"p1","key":"\#(secrets[3])","endpoint":"mqtt://127.0.0.1:1","admin":{"username":"admin","password":"\#(secrets[4])"}}"#
         )
         let log = try shell.curl(["http://127.0.0.1:\(port)/api/v1/log?limit=100"])
-        let entries = try JSON.parse(text: String(log[log.range(of: "\r\n\r\n")!.upperBound...]))["entries"]?.arrayValue ?? []
+        let entries =
+            try JSON.parse(text: String(log[log.range(of: "\r\n\r\n")!.upperBound...]))["entries"]?.arrayValue ?? []
         #expect(entries.count >= 6)
         var read = log + line.joined(separator: "\n") + shell.linesWritten().joined(separator: "\n")
         for entry in entries {

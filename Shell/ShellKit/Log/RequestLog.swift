@@ -98,7 +98,8 @@ public struct RequestLog: Sendable {
                 written += 1
                 JSON.writeString(pair.name, to: &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                JSON.writeString(redacts ? Redaction.header(name: pair.name, value: pair.value) : pair.value, to: &bytes)
+                JSON.writeString(
+                    redacts ? Redaction.header(name: pair.name, value: pair.value) : pair.value, to: &bytes)
             }
             bytes.append(UInt8(ascii: "}"))
         }
