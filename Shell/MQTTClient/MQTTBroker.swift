@@ -50,10 +50,17 @@ public final class MQTTBroker: @unchecked Sendable {
         throw lastError
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Stops the broker for good and removes its directory (configuration, persistence,
+    /// log): what a clean stop of the shell leaves behind is nothing.
+    public func close() {
         stop()
         try? FileManager.default.removeItem(at: directory)
     }
+
+    /// The broker's directory, which `close()` removes.
+    public var directoryPath: String { directory.path }
 
     /// Starts the broker (again) on its port.
     public func start() throws {

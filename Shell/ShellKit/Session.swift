@@ -90,6 +90,13 @@ public final class Session {
         return broker.endpoint
     }
 
+    /// Stops what the world started outside its process (its broker) and removes its
+    /// files; safe from any thread, and again. `cxshell serve` calls it before it exits.
+    public var closeOutside: @Sendable () -> Void {
+        let broker = world.broker
+        return { broker?.close() }
+    }
+
     /// The hosts an HTTPS proxy's CONNECT may open a tunnel to: the services' own.
     public static func isServiceHost(_ host: String) -> Bool { NetworkDoor.Service(host: host) != nil }
 

@@ -15,7 +15,9 @@ enum Serve {
         is handled completely, and the app's host is idle, before the next is read; the
         deliveries it caused are written before its reply. A line of white space only
         gets no reply.
-        Exits with status 0 at the end of input, or on SIGINT / SIGTERM.
+        Exits with status 0 at the end of input, on SIGINT / SIGTERM, or when the reader
+        of its output goes away (with --keep-running it serves on, writing nothing); each
+        way stops the broker it started and removes its files first.
 
         --listen ADDRESS:PORT also serves the network front door on that port (0: any
         free one): as an HTTPS proxy (CONNECT to the service hosts), over TLS (ALPN h2 and
@@ -78,6 +80,8 @@ enum Serve {
         var rest = arguments[...]
         func refuse(_ sentence: String) -> Int32 {
             FileHandle.standardError.write(Data("cxshell serve: \(sentence)\n".utf8))
+            // A start refused after the broker started leaves no broker behind.
+            ServeOutput.shared.stop()
             return 2
         }
         while let argument = rest.popFirst() {
@@ -115,12 +119,18 @@ enum Serve {
         if broker {
             do {
                 let endpoint = try session.startBroker()
-                _ = writeLines([#"{"broker":"\#(endpoint)"}"#])
+                ServeOutput.shared.stop = session.closeOutside
+                writeLines([#"{"broker":"\#(endpoint)"}"#])
             } catch {
                 FileHandle.standardError.write(Data("cxshell serve: \(error)\n".utf8))
                 return 1
             }
         }
+        ServeOutput.shared.keepRunning = keepRunning
+        // A reader that goes away is seen by the write, not by a SIGPIPE that would end
+        // the shell with its broker left running.
+        signal(SIGPIPE, SIG_IGN)
+        StopSignals.watch { ServeOutput.shared.end() }
         let world = Monitor(ServedSession(session: session))
         var door: FrontDoor?
         if let listen {
@@ -142,7 +152,7 @@ enum Serve {
                         world.withLock { world in
                             let (allowed, lines) = world.session.handshake(serverName: host)
                             world.pending += lines
-                            _ = world.flush()
+                            world.flush()
                             return allowed
                         }
                     },
@@ -155,7 +165,7 @@ enum Serve {
                                 world.pending += exchange.lines
                                 return exchange.response
                             }
-                            _ = world.flush()
+                            world.flush()
                             return responses
                         }
                     })
@@ -167,21 +177,13 @@ enum Serve {
                     $0.session.connectionCount = { opened.connections }
                     $0.session.caPath = path
                 }
-                _ = writeLines([#"{"listening":{"address":"\#(shown)","ca":"\#(path)"}}"#])
+                writeLines([#"{"listening":{"address":"\#(shown)","ca":"\#(path)"}}"#])
             } catch {
                 FileHandle.standardError.write(Data("cxshell serve: \(error)\n".utf8))
+                ServeOutput.shared.stop()
                 return 1
             }
         }
-        // The shell writes nothing it has not finished; ending at once loses nothing. A
-        // parent may have spawned it with these signals blocked: unblock them.
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        for signal in [SIGINT, SIGTERM] {
-            Glibc.signal(signal) { _ in _exit(0) }
-            sigaddset(&unblock, signal)
-        }
-        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         // Channel messages (MQTT) arrive on their own time: each is handled between
         // two requests, under the same lock, and written as it comes (channels.md).
         // The thread holds the world weakly and is joined at the end of input, so the
@@ -192,17 +194,23 @@ enum Serve {
             while !hub.isClosed {
                 guard hub.waitForArrivals(timeout: 3600) else { continue }
                 guard let world else { break }
-                let written = world.withLock { world in world.flush() && writeLines(world.session.handleArrivals()) }
-                if !written { _exit(1) }
+                world.withLock { world in
+                    world.flush()
+                    writeLines(world.session.handleArrivals())
+                }
             }
             arrivalsEnded.signal()
         }
-        guard let input = LineReader(descriptor: 0) else { return 1 }
+        guard let input = LineReader(descriptor: 0) else {
+            ServeOutput.shared.stop()
+            return 1
+        }
         while let line = input.next() {
             // One write per request keeps a driver that waits for the reply from waiting
             // on a buffer, without a system call per line.
-            guard world.withLock({ world in world.flush() && writeLines(world.session.handle(line: line)) }) else {
-                return 1
+            world.withLock { world in
+                world.flush()
+                writeLines(world.session.handle(line: line))
             }
         }
         // A service driven over HTTP goes on until a signal ends it.
@@ -210,7 +218,7 @@ enum Serve {
         door?.stop()
         hub.close()
         arrivalsEnded.wait()
-        return 0
+        ServeOutput.shared.end()
     }
 
     /// Whether `address` is a loopback address; nil when it is no IP literal at all (the
@@ -230,23 +238,82 @@ struct ServedSession {
     let session: Session
     var pending: [String] = []
 
-    /// Writes the pending lines; false when the reader went away.
-    mutating func flush() -> Bool {
+    /// Writes the pending lines.
+    mutating func flush() {
         defer { pending.removeAll(keepingCapacity: true) }
-        return writeLines(pending)
+        writeLines(pending)
     }
 }
 
-/// Writes lines to standard output in one write; false when the reader went away.
-func writeLines(_ lines: [String]) -> Bool {
-    guard !lines.isEmpty else { return true }
+/// Writes lines to standard output in one write (see `ServeOutput` for a reader gone).
+func writeLines(_ lines: [String]) {
+    guard !lines.isEmpty, !ServeOutput.shared.isGone else { return }
     var output = [UInt8]()
     output.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
     for line in lines {
         output.append(contentsOf: line.utf8)
         output.append(0x0A)
     }
-    return writeAll(output, to: 1)
+    if !writeAll(output, to: 1) { ServeOutput.shared.readerWent() }
+}
+
+/// How `serve` ends, and what it does when the reader of its output goes away: without
+/// --keep-running it ends as at the end of input; with it, it serves on and its lines go
+/// nowhere (the log and the inspector still have them). Either way it ends by stopping
+/// what the world started outside the process (its broker) and removing its files.
+final class ServeOutput: @unchecked Sendable {
+    static let shared = ServeOutput()
+    private let lock = NSLock()
+    private var gone = false
+    /// Set before any thread but the main one writes.
+    var keepRunning = false
+    /// Stops what the world started outside the process; set before any thread but the
+    /// main one writes.
+    var stop: @Sendable () -> Void = {}
+
+    var isGone: Bool { lock.withLock { gone } }
+
+    func readerWent() {
+        lock.withLock { gone = true }
+        if !keepRunning { end() }
+    }
+
+    /// Stops the world's outside parts and exits 0, from any thread: nothing the shell
+    /// has not finished writing is lost, since every line goes out in one write.
+    func end() -> Never {
+        stop()
+        _exit(0)
+    }
+}
+
+/// SIGINT and SIGTERM end `serve` cleanly: the handler only writes to a pipe, which a
+/// thread of its own reads before it ends the shell (a handler may do no more).
+enum StopSignals {
+    static let pipe: (read: Int32, write: Int32) = {
+        var ends: [Int32] = [-1, -1]
+        _ = Glibc.pipe(&ends)
+        return (ends[0], ends[1])
+    }()
+
+    static func watch(_ end: @escaping @Sendable () -> Never) {
+        let ends = pipe
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            while read(ends.read, &byte, 1) < 0 && errno == EINTR {}
+            end()
+        }
+        // A parent may have spawned the shell with these signals blocked: unblock them.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for signal in [SIGINT, SIGTERM] {
+            Glibc.signal(signal) { _ in
+                var byte: UInt8 = 1
+                _ = write(StopSignals.pipe.write, &byte, 1)
+            }
+            sigaddset(&unblock, signal)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+    }
 }
 
 /// Reads lines of any length from a C stream (a 10 MB line is read whole, then
