@@ -21,6 +21,12 @@ struct AppwriteRegistration: Sendable, Equatable {
     var title: String?
     /// The user's session secret or JWT: the broker's password for this user (APW-13).
     var credential: String?
+    /// The Appwrite project (the SDK's `setProject`): the broker knows the user as
+    /// `<project>/<user>`, so one user id in two projects are two accounts.
+    var project: String?
+
+    /// The broker username the credential is presented with.
+    var brokerUsername: String { project.map { $0 + "/" + user } ?? user }
 }
 
 /// The `http` channel's registration (XM-2).
@@ -121,7 +127,7 @@ extension Device {
         let sessionStart = Monitor(0)
         // Making a client fails only when libmosquitto cannot allocate one.
         let connection = try! MQTTConnection(
-            clientID: clientID, login: registration.credential.map { (registration.user, $0) },
+            clientID: clientID, login: registration.credential.map { (registration.brokerUsername, $0) },
             subscriptions: subscriptions,
             onConnect: { sessionStart.withLock { $0 = hub.publications } },
             onMessage: { message in
@@ -142,6 +148,7 @@ extension Device {
         }
         let known: Set = [
             "channel", "endpoint", "user", "topics", "retry", "background", "title", "client_id", "credential",
+            "project",
         ]
         if let unknown = options.map(\.0).first(where: { !known.contains($0) }) {
             return refuse("unknown option '\(unknown)'; the options are \(known.sorted().joined(separator: ", "))")
@@ -211,10 +218,17 @@ extension Device {
             }
             credential = text
         }
+        var project: String?
+        if let value = options["project"] {
+            guard case .string(let text) = value, !text.isEmpty, !text.contains(where: { "/+#".contains($0) }) else {
+                return refuse("\"project\" must be the Appwrite project's id: a non-empty string without /, + or #")
+            }
+            project = text
+        }
         return .success(
             AppwriteRegistration(
                 clientID: clientID, endpoint: endpoint, host: host, port: port, user: user, topics: topics,
-                retry: retry, background: background, title: title, credential: credential))
+                retry: retry, background: background, title: title, credential: credential, project: project))
     }
 
     /// `mqtt://HOST:PORT` (an IPv6 host in brackets).

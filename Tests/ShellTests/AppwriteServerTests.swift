@@ -51,15 +51,19 @@ import Testing
         }
 
         /// A running app on a new device, registered on Appwrite Push as `user`.
-        func device(user: String = "u1", options: String = "", platform: String = "android") throws -> JSONObject {
+        func device(
+            user: String = "u1", project: String = "p1", options: String = "", platform: String = "android"
+        ) throws -> JSONObject {
             _ = send(#"{"op":"device","platform":"\#(platform)"}"#)
             _ = send(#"{"op":"launch"}"#)
             _ = send(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
-            return try register(user: user, options: options)
+            return try register(user: user, project: project, options: options)
         }
 
-        func register(user: String = "u1", options: String = "") throws -> JSONObject {
-            let input = #"{"channel":"appwrite","endpoint":"\#(broker.endpoint)","user":"\#(user)"\#(options)}"#
+        /// Registers the current device's app on Appwrite Push as `user` of `project`.
+        func register(user: String = "u1", project: String = "p1", options: String = "") throws -> JSONObject {
+            let input =
+                #"{"channel":"appwrite","endpoint":"\#(broker.endpoint)","user":"\#(user)","project":"\#(project)"\#(options)}"#
             let line = JSONObject([
                 ("op", "call"), ("plugin", "push"), ("method", "register"), ("input", .string(input)),
             ])
@@ -216,7 +220,7 @@ import Testing
                 .status == 201)
         #expect(try world.register(options: #","credential":"\#(secret)","topics":["users/u1","news"]"#)["ok"] == true)
         // Clients only receive: the user's own credential cannot publish to its topic.
-        let rogue = try MQTTConnection(clientID: "rogue", cleanSession: true, login: ("u1", secret))
+        let rogue = try MQTTConnection(clientID: "rogue", cleanSession: true, login: ("p1/u1", secret))
         try rogue.connect(host: "127.0.0.1", port: world.broker.port)
         try? rogue.publish(topic: "users/u1", payload: Array(#"{"messageId":"forged"}"#.utf8), qos: 1)
         rogue.close()
@@ -231,6 +235,52 @@ import Testing
         _ = try world.call("POST", "/messaging/messages/push", #"{"messageId":"m2","title":"t","topics":["news"]}"#)
         _ = try world.call("POST", "/messaging/messages/push", #"{"messageId":"m3","title":"t","users":["u1"]}"#)
         #expect(try world.arrivals().first?["messageId"] == "m3")
+    }
+
+    /// Broker accounts no user id can take (BrokerName): a user called `admin`, one called
+    /// after the world's old publisher, and one id in two projects on one broker each get
+    /// an account of their own, and the admin's and the publisher's go on working.
+    @Test func APW13_noUserIdTakesAnotherAccount() throws {
+        let world = try World(enforced: true)
+        let admin = #"{"username":"admin","password":"admin-secret"}"#
+        let p2 = try world.reply(
+            #"{"op":"appwrite_project","project":"p2","key":"k2","endpoint":"\#(world.broker.endpoint)","admin":\#(admin)}"#
+        )
+        #expect(p2["ok"] == true, "\(p2)")
+        for user in ["admin", "appwrite-server", "cxshell", "u1"] {
+            #expect(try world.call("POST", "/users", #"{"userId":"\#(user)"}"#).status == 201)
+            _ = try world.session(for: user)
+        }
+        #expect(try world.call("POST", "/users", #"{"userId":"u1"}"#, key: "k2", project: "p2").status == 201)
+        let made = try world.call("POST", "/users/u1/sessions", key: "k2", project: "p2")
+        let p2Secret = try #require(made.body["secret"]?.stringValue)
+        // The admin's password is still the admin's: it still administers the broker.
+        #expect(throws: Never.self) {
+            _ = try DynamicSecurity(host: "127.0.0.1", port: world.broker.port, admin: ("admin", "admin-secret"))
+        }
+        // u1 of p1 and u1 of p2 are two accounts: each credential opens its own only.
+        let p1Secret = try world.session(for: "u1")
+        #expect(try world.device(options: #","credential":"\#(p1Secret)""#)["ok"] == true)
+        #expect(try world.device(project: "p2", options: #","credential":"\#(p2Secret)""#)["ok"] == true)
+        let crossed = try MQTTConnection(clientID: "crossed", cleanSession: true, login: ("p2/u1", p1Secret))
+        #expect(throws: MQTTFailure.self) { try crossed.connect(host: "127.0.0.1", port: world.broker.port) }
+        crossed.close()
+        // The publisher still publishes: p1's push reaches p1's u1.
+        let sent = try world.call("POST", "/messaging/messages/push", #"{"messageId":"m1","title":"t","users":["u1"]}"#)
+        #expect(sent.body["status"] == "sent", "\(sent.body)")
+        #expect(try world.arrivals().contains { $0["messageId"] == "m1" })
+        // Names that would reach into the namespaces are refused, and change nothing.
+        for (line, words) in [
+            (
+                #""project":"p3","key":"k","endpoint":"\#(world.broker.endpoint)","admin":{"username":"p1/u1","password":"x"}"#,
+                "hold no '/'"
+            ),
+            (#""project":"a/b","key":"k","endpoint":"\#(world.broker.endpoint)""#, "must be an Appwrite project id"),
+        ] {
+            let reply = try world.reply(#"{"op":"appwrite_project",\#(line)}"#)
+            #expect(reply["ok"] == false && reply["error"]?.stringValue?.contains(words) == true, "\(reply)")
+        }
+        #expect(try world.call("GET", "/users/u1", key: "k", project: "p3").body["type"] == "project_not_found")
     }
 
     @Test func APW13_anExpiredJWTMakesAReconnectFail() throws {

@@ -283,7 +283,8 @@ extension AppwriteService {
     /// credential as its password, and receiving only `users/<id>` and its topics.
     func grant(_ user: String, in project: String) throws {
         guard let security = brokers[project]?.security, let state = projects[project] else { return }
-        let role = "appwrite-user-" + user
+        let role = BrokerName.userRole(user, in: project)
+        let username = BrokerName.user(user, in: project)
         let topics = ["users/" + user] + state.topics(of: user).sorted()
         var commands = [
             JSONObject([("command", "deleteRole"), ("rolename", .string(role))]),
@@ -293,18 +294,18 @@ extension AppwriteService {
             commands.append(Self.acl("addRoleACL", role: role, type: "subscribeLiteral", topic: topic))
             commands.append(Self.acl("addRoleACL", role: role, type: "publishClientReceive", topic: topic))
         }
-        commands.append(JSONObject([("command", "createClient"), ("username", .string(user))]))
+        commands.append(JSONObject([("command", "createClient"), ("username", .string(username))]))
         let password = state.credentials[user].flatMap { credential in
             credential.expiresAt.map { $0 > world.clock() } ?? true ? credential.secret : nil
         }
         // No credential, or an expired one: a password nobody holds.
         commands.append(
             JSONObject([
-                ("command", "setClientPassword"), ("username", .string(user)),
+                ("command", "setClientPassword"), ("username", .string(username)),
                 ("password", .string(password ?? Self.secret())),
             ]))
         commands.append(
-            JSONObject([("command", "addClientRole"), ("username", .string(user)), ("rolename", .string(role))]))
+            JSONObject([("command", "addClientRole"), ("username", .string(username)), ("rolename", .string(role))]))
         try security.run(commands, tolerating: ["Role not found", "Client already exists"])
     }
 

@@ -24,6 +24,17 @@ final class AppwriteService {
         var security: DynamicSecurity?
     }
 
+    /// Broker identities (APW-13) live in namespaces no id can leave: a user's client is
+    /// `<project>/<user>` (ids have no `/`), the world's publisher `cxshell/publisher/<project>`
+    /// (two slashes: no user's), and an admin's name may hold no `/` at all. So no user id
+    /// reaches the admin's, the publisher's or another project's account on a shared broker.
+    enum BrokerName {
+        static func user(_ user: String, in project: String) -> String { project + "/" + user }
+        static func userRole(_ user: String, in project: String) -> String { "appwrite-user/" + project + "/" + user }
+        static func publisher(of project: String) -> String { "cxshell/publisher/" + project }
+        static let publisherRole = "cxshell-publisher"
+    }
+
     /// How long a JWT works (APW-13).
     static let jwtLifetime: Int64 = 15 * 60 * 1000
     /// How many missed messages per topic a known client id gets back (APW-14).
@@ -49,6 +60,18 @@ final class AppwriteService {
         guard let (host, port) = Device.parseEndpoint(endpoint) else {
             throw DeviceRefusal("\"endpoint\" must be mqtt://HOST:PORT, not '\(endpoint)'")
         }
+        // Project ids name broker accounts (BrokerName): Appwrite's id rule keeps `/` out.
+        guard id != "unique()", case .success = AppwriteID.resolve(id, parameter: "project", make: { "" }) else {
+            throw DeviceRefusal(
+                "\"project\" must be an Appwrite project id: at most 36 of a-z, A-Z, 0-9, period, hyphen and underscore, not starting with a special char"
+            )
+        }
+        if let admin, admin.username.isEmpty || admin.username.contains("/") {
+            throw DeviceRefusal(
+                "the broker admin's username must be non-empty and hold no '/': names with '/' are the world's own publisher's and its users' (<project>/<user>)"
+            )
+        }
+        let publisherName = BrokerName.publisher(of: id)
         var security: DynamicSecurity?
         var login: (username: String, password: String)?
         do {
@@ -70,21 +93,21 @@ final class AppwriteService {
                                     })
                             ),
                         ]),
-                        JSONObject([("command", "createRole"), ("rolename", "appwrite-server")]),
-                        Self.acl("addRoleACL", role: "appwrite-server", type: "publishClientSend", topic: "#"),
-                        JSONObject([("command", "createClient"), ("username", "appwrite-server")]),
+                        JSONObject([("command", "createRole"), ("rolename", .string(BrokerName.publisherRole))]),
+                        Self.acl("addRoleACL", role: BrokerName.publisherRole, type: "publishClientSend", topic: "#"),
+                        JSONObject([("command", "createClient"), ("username", .string(publisherName))]),
                         JSONObject([
-                            ("command", "setClientPassword"), ("username", "appwrite-server"),
+                            ("command", "setClientPassword"), ("username", .string(publisherName)),
                             ("password", .string(password)),
                         ]),
                         JSONObject([
-                            ("command", "addClientRole"), ("username", "appwrite-server"),
-                            ("rolename", "appwrite-server"),
+                            ("command", "addClientRole"), ("username", .string(publisherName)),
+                            ("rolename", .string(BrokerName.publisherRole)),
                         ]),
                     ],
                     tolerating: ["Role already exists", "Client already exists", "ACL with this topic already exists"])
                 security = administrator
-                login = ("appwrite-server", password)
+                login = (publisherName, password)
             }
             let publisher = try MQTTConnection(
                 clientID: "cx-appwrite-\(id)-" + Self.secret().prefix(8), cleanSession: true, version: .v5, login: login
