@@ -5,6 +5,7 @@ the page hanging. Prints one line of totals; screenshots go to build/screenshots
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -131,6 +132,9 @@ def ten_thousand_devices(page, shell):
     started = time.monotonic()
     page.goto(shell.base + "/", timeout=10000)
     expect(page.locator("#devices tbody tr")).to_have_count(100)
+    # The request that made them shows their count and range, not 10,000 ids.
+    made_row = page.locator("#log-table tbody tr.entry", has_text="made 10000 devices")
+    expect(made_row.locator("td").nth(2)).to_have_text(re.compile(r"^10000 devices: d\d+ … d\d+$"))
     page.get_by_role("button", name="More devices").click()
     expect(page.locator("#devices tbody tr")).to_have_count(200)
     page.get_by_label("Platform").select_option("android")

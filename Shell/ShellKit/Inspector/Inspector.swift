@@ -2,6 +2,7 @@ import Credentials
 import Foundation
 import HTTPMessage
 import OrderedJSON
+import PushPlugin
 import SimulatedDevice
 
 /// Who may reach the inspector (inspector.md, "Security"): the shell's own host names,
@@ -362,17 +363,32 @@ final class Inspector {
         }
         var fields = JSONObject()
         for (key, value) in options where key != "count" && key != "ready" && key != "op" { fields[key] = value }
+        // All or nothing: what can be known before making a device is checked first, and a
+        // device refused later takes the ones this request made with it.
+        if ready, let platform = fields["platform"]?.stringValue.flatMap(PushPlatform.init(rawValue:)),
+            platform.tokenService == nil
+        {
+            return refusedDevices(
+                "ready needs a platform with push (ios or android): a \(platform.rawValue) app cannot register",
+                body: body)
+        }
         let deviceRequest = Request(op: "device", fields: fields)
         var made: [JSON] = []
         var ids: [String] = []
         var deliveries: [String] = []
+        func undo(_ sentence: String) -> InspectorAnswer {
+            for id in ids { _ = world.remove(device: id) }
+            _ = world.takeDeliveries()
+            let undone = ids.isEmpty ? "" : "; the \(ids.count) device\(ids.count == 1 ? "" : "s") it made were removed"
+            return refusedDevices(sentence + undone, body: body)
+        }
         for _ in 0..<count {
             let (reply, written, _) = lines.execute(deviceRequest)
             deliveries += written
             guard reply["ok"] == true, let id = reply["device"]?.stringValue else {
-                if made.isEmpty { return .error(400, reply["error"]?.stringValue ?? "the device was refused") }
-                break
+                return undo(reply["error"]?.stringValue ?? "the device was refused")
             }
+            ids.append(id)
             // Room for the rest once the first is made: a refused request reserves nothing.
             if made.isEmpty, count > 1, let platform = world.devicesByID[id]?.platform {
                 world.reserveCapacity(devices: count - 1, platform: platform)
@@ -397,13 +413,12 @@ final class Inspector {
                     let (reply, written, _) = lines.execute(step)
                     deliveries += written
                     if reply["ok"] != true {
-                        return .error(
-                            400, "device \(id) could not be made ready: \(reply["error"]?.stringValue ?? "refused")")
+                        let why = reply["error"]?.stringValue ?? reply["output"]?.stringValue ?? "refused"
+                        return undo("device \(id) could not be made ready: \(why)")
                     }
                 }
                 entry["token"] = world.devicesByID[id]?.token.map(JSON.string) ?? .null
             }
-            ids.append(id)
             made.append(.object(entry))
         }
         var answer = InspectorAnswer.json(201, JSONObject([("devices", .array(made))]))
@@ -413,6 +428,13 @@ final class Inspector {
             deliveries + [
                 report("devices", status: 201, effect: effect, devices: ids, deliveries: deliveries, body: body)
             ]
+        return answer
+    }
+
+    /// A bulk creation refused whole: its 400, its report line and its log entry.
+    private func refusedDevices(_ sentence: String, body: [UInt8]) -> InspectorAnswer {
+        var answer = InspectorAnswer.error(400, sentence)
+        answer.lines = [report("devices", status: 400, effect: "nothing made: " + sentence, body: body)]
         return answer
     }
 

@@ -366,10 +366,16 @@ enum InspectorPage {
           if (typeof shown.body === "string") { try { shown.body = JSON.parse(shown.body); } catch (_) {} }
           return JSON.stringify(shown, null, 1);
         }
+        // A request that reached many devices shows their count and first and last id; the
+        // entry's detail (and the API) keeps the whole list.
+        function devicesText(ids) {
+          if (ids.length <= 3) return ids.join(", ");
+          return `${ids.length} devices: ${ids[0]} … ${ids[ids.length - 1]}`;
+        }
         function logRows(entry) {
           const row = el("tr", { className: "entry", tabIndex: 0 });
           row.dataset.seq = entry.seq;
-          const device = entry.device || (entry.devices ? entry.devices.join(", ") : "");
+          const device = entry.device || devicesText(entry.devices || []);
           const status = el("span", { className: "status s" + String(entry.status)[0], textContent: String(entry.status) });
           row.append(el("td", { className: "mono", textContent: time(entry.time) }), el("td", { textContent: entry.source }),
             el("td", {}, el("code", { textContent: device })), el("td", {}, status),
@@ -377,6 +383,8 @@ enum InspectorPage {
           row.setAttribute("aria-expanded", "false");
           const detail = el("tr", { hidden: true });
           const cell = el("td", { colSpan: 5 });
+          if ((entry.devices || []).length > 3)
+            cell.append(el("div", { className: "muted", textContent: `devices: ${entry.devices.join(", ")}` }));
           cell.append(el("div", { className: "muted", textContent: `#${entry.seq} · request` }),
             el("pre", { textContent: requestText(entry.request) }),
             el("div", { className: "muted", textContent: `${entry.deliveries.length} deliveries` }),

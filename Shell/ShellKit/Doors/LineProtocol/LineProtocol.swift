@@ -128,21 +128,32 @@ final class LineProtocol {
     /// The device a request names with `"device"`, or the current one; the request
     /// touches it (its host is waited for before the reply).
     func target(_ request: Request) throws -> Device {
-        let device: Device
-        if let name = try request.optionalString("device") {
-            guard let named = world.devicesByID[name] else {
-                let known = world.devices.isEmpty ? "none yet" : world.devices.map(\.id).joined(separator: ", ")
-                throw request.invalid("there is no device '\(name)'; the devices are: \(known)")
-            }
-            device = named
-        } else {
-            guard let current = world.current else {
-                throw request.invalid(#"there is no device yet: start with {"op":"device","platform":"ios"}"#)
-            }
-            device = current
+        guard let device = try named(request) else {
+            throw request.invalid(#"there is no device yet: start with {"op":"device","platform":"ios"}"#)
         }
         world.touch(device)
         return device
+    }
+
+    /// The device a request names with `"device"`, or the current one (nil when there is
+    /// none yet), without touching it: for a push that goes by token, the device it
+    /// reaches is the one its service touches, and only that one is logged.
+    func named(_ request: Request) throws -> Device? {
+        guard let name = try request.optionalString("device") else { return world.current }
+        guard let named = world.devicesByID[name] else {
+            throw request.invalid("there is no device '\(name)'; \(Self.knownDevices(world.devices.lazy.map(\.id)))")
+        }
+        return named
+    }
+
+    /// The devices an unknown id's error names: the count and at most the first five, so
+    /// the sentence (kept in the log) stays short however large the world.
+    static func knownDevices(_ ids: some Collection<String>) -> String {
+        switch ids.count {
+        case 0: return "there is none yet"
+        case 1...5: return "the devices are: " + ids.joined(separator: ", ")
+        default: return "there are \(ids.count) devices: " + ids.prefix(5).joined(separator: ", ") + ", …"
+        }
     }
 
     /// The device's running app's host, or a refusal that says to launch it.

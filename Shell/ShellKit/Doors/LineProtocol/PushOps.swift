@@ -8,10 +8,10 @@ extension LineProtocol {
     /// An APNs request finds its device by token, as APNs does: `token` when given,
     /// else the named (or current) device's.
     func sendAPNs(_ request: Request, _ reply: inout JSONObject) throws {
-        let device = try target(request)
         let headers = try request.apnsHeaders()
         var token = try request.optionalString("token")
         if token == nil && headers.path == nil {
+            let device = try target(request)
             try requirePlatform(.ios, device, request)
             guard let own = device.token else {
                 throw DeviceRefusal(
@@ -75,11 +75,13 @@ extension LineProtocol {
     /// `project`, else the request's device's when that is an Android app, else the
     /// default project.
     func sendFCM(_ request: Request, _ reply: inout JSONObject) throws {
-        let device = try target(request)
+        // FCM goes by the message's token or topic: the named device only lends its project.
+        let device = try named(request)
         let body = try request.body("body")
         let project = try request.optionalString("project")
         if project == "" { throw request.invalid("\"project\" must not be empty") }
-        let defaultProject = device.platform == .android ? device.options.fcmProject : DeviceOptions().fcmProject
+        let defaultProject =
+            device?.platform == .android ? device!.options.fcmProject : DeviceOptions().fcmProject
         let message = body.value?["message"]
         if let met = meetAnswerRule(
             service: "fcm", token: message?["token"]?.stringValue,

@@ -1,0 +1,105 @@
+import HTTPMessage
+import OrderedJSON
+import ShellKit
+import Testing
+
+/// Answers that say what happened, and only that: a bulk creation is whole or nothing,
+/// a log entry names the devices a request reached, FCM answers as FCM with no device
+/// in the world, and an unknown device's sentence stays short in a large world.
+@Suite struct HonestAnswerTests {
+    final class World {
+        let session = Session()
+
+        init() { session.inspector = InspectorSettings() }
+
+        func line(_ text: String) throws -> JSONObject {
+            let last = try #require(session.handle(text).last)
+            return try #require(try JSON.parse(text: last).objectValue)
+        }
+
+        func api(_ method: String, _ path: String, _ body: String = "") throws -> (status: Int, body: JSON) {
+            var headers = [(":method", method), (":path", path), (":authority", "127.0.0.1")]
+            if method != "GET" { headers.append(("content-type", "application/json")) }
+            let exchange = session.handle(
+                network: HTTPRequest(headers: headers, body: Array(body.utf8), serverName: nil, tls: false, http2: true)
+            )
+            let json = exchange.response.body.isEmpty ? JSON.null : try JSON.parse(exchange.response.body)
+            return (exchange.response.status, json)
+        }
+
+        /// The newest log entry.
+        func lastEntry() throws -> JSON {
+            try #require(try api("GET", "/api/v1/log?order=desc&limit=1").body["entries"]?.arrayValue?.first)
+        }
+    }
+
+    @Test func aBulkCreationIsWholeOrNothingAndLoggedEitherWay() throws {
+        let world = World()
+        let web = try world.api("POST", "/api/v1/devices", #"{"platform":"web","ready":true,"count":3}"#)
+        #expect(web.status == 400 && web.body["error"]?.stringValue?.contains("a web app cannot register") == true)
+        #expect(try world.api("GET", "/api/v1/devices").body["devices"] == .array([]))
+        let refused = try world.lastEntry()
+        #expect(refused["status"] == 400 && refused["effect"]?.stringValue?.hasPrefix("nothing made") == true)
+        // A refusal past the first device takes the devices made with it.
+        let bad = try world.api("POST", "/api/v1/devices", #"{"platform":"ios","count":2,"bundle":7}"#)
+        #expect(bad.status == 400)
+        #expect(try world.api("GET", "/api/v1/devices").body["devices"] == .array([]))
+        let made = try world.api("POST", "/api/v1/devices", #"{"platform":"android","ready":true,"count":3}"#)
+        #expect(made.status == 201 && made.body["devices"]?.arrayValue?.count == 3)
+    }
+
+    @Test func aPushByTokenIsLoggedForTheDeviceItReachedOnly() throws {
+        let world = World()
+        let made = try world.api("POST", "/api/v1/devices", #"{"platform":"android","ready":true,"count":2}"#)
+        let tokens = try #require(made.body["devices"]?.arrayValue).map { $0["token"]?.stringValue ?? "" }
+        _ = try world.line(#"{"op":"state","device":"d1"}"#)  // d2 is current; d1 named last
+        let sent = try world.line(
+            #"{"op":"fcm","device":"d1","body":{"message":{"token":"\#(tokens[1])","data":{"k":"v"}}}}"#)
+        #expect(sent["ok"] == true, "\(sent)")
+        let entry = try world.lastEntry()
+        #expect(entry["device"] == "d2" && entry["devices"] == nil, "\(entry)")
+        let forD1 = try world.api("GET", "/api/v1/log?device=d1&source=line").body["entries"]?.arrayValue ?? []
+        #expect(!forD1.contains { $0["request"]?["op"] == "fcm" })
+        // The same for APNs: a token names the device, whichever is current.
+        let ios = try world.api("POST", "/api/v1/devices", #"{"platform":"ios","ready":true}"#)
+        let iosToken = try #require(ios.body["devices"]?.arrayValue?.first?["token"]?.stringValue)
+        _ = try world.line(#"{"op":"state","device":"d1"}"#)
+        let apns = try world.line(
+            #"{"op":"apns","token":"\#(iosToken)","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"x"}}}"#
+        )
+        #expect(apns["ok"] == true, "\(apns)")
+        #expect(try world.lastEntry()["device"] == "d3")
+    }
+
+    @Test func FCMAnswersAsFCMWithNoDeviceInTheWorld() throws {
+        let world = World()
+        let made = try world.api("POST", "/api/v1/devices", #"{"platform":"android","ready":true}"#)
+        let token = try #require(made.body["devices"]?.arrayValue?.first?["token"]?.stringValue)
+        #expect(try world.api("DELETE", "/api/v1/devices/d1").status == 204)
+        let sent = try world.line(#"{"op":"fcm","body":{"message":{"token":"\#(token)","data":{"k":"v"}}}}"#)
+        #expect(sent["ok"] == false && sent["error"]?["code"] == 404, "\(sent)")
+        #expect(sent["error"]?["status"] == "NOT_FOUND")
+        #expect("\(sent)".contains("UNREGISTERED"))
+        let apns = try world.line(
+            #"{"op":"apns","token":"\#(String(repeating: "ab", count: 32))","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"x"}}}"#
+        )
+        #expect(apns["ok"] == false && apns["status"] == 400 && apns["reason"] == "BadDeviceToken", "\(apns)")
+    }
+
+    /// The sentence for an unknown device names the count and five ids, however many there
+    /// are: at 10,000 devices it is as long as at 10.
+    @Test func anUnknownDevicesSentenceStaysShortInALargeWorld() throws {
+        let world = World()
+        var lengths: [Int] = []
+        for count in [10, 10_000] {
+            let have = try world.api("GET", "/api/v1/world").body["devices"]?.integerValue ?? 0
+            let made = try world.api("POST", "/api/v1/devices", #"{"platform":"ios","count":\#(count - Int(have))}"#)
+            #expect(made.status == 201)
+            let reply = try world.line(#"{"op":"state","device":"nope"}"#)
+            let error = try #require(reply["error"]?.stringValue)
+            #expect(error.hasPrefix("there is no device 'nope'; there are \(count) devices: d1, d2, d3, d4, d5, …"))
+            lengths.append(error.utf8.count)
+        }
+        #expect(lengths[1] - lengths[0] <= 3, "\(lengths)")  // the count's digits, nothing more
+    }
+}
