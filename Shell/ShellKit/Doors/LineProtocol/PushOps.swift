@@ -107,7 +107,7 @@ extension LineProtocol {
     /// faults are the network's: a line has no connection to hold or break).
     private func meetAnswerRule(
         service: String, token: String?, facts fill: (inout ChaosRules.Facts) -> Void
-    ) -> (id: String, name: String, remaining: Int?)? {
+    ) -> (id: String, name: String, remaining: Int?, device: String?)? {
         guard world.chaos.applies(to: service) else { return nil }
         var facts = ChaosRules.Facts(
             service: service, device: token.flatMap { world.device(holding: $0)?.id }, token: token, path: "")
@@ -115,13 +115,15 @@ extension LineProtocol {
         guard let met = world.chaos.meet(facts, answersOnly: true), case .answer(let name) = met.outcome else {
             return nil
         }
-        return (met.id, name, met.remaining)
+        return (met.id, name, met.remaining, facts.device)
     }
 
     /// A reply's `chaos` and `effect` for a push a rule answered.
+    /// The device the push was for (its token's) is named, though nothing reached it.
     private static func note(
-        _ met: (id: String, name: String, remaining: Int?), status: Int, in reply: inout JSONObject
+        _ met: (id: String, name: String, remaining: Int?, device: String?), status: Int, in reply: inout JSONObject
     ) {
+        if let device = met.device { reply["device"] = .string(device) }
         reply["chaos"] = .string(met.id)
         reply["effect"] = .string(
             ChaosRules.answeredEffect(status: status, name: met.name, rule: met.id, remaining: met.remaining))
