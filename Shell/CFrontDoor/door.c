@@ -210,6 +210,7 @@ static cx_front_door *door_new(const char *certificate_file, const char *key_fil
     door->tunnel_filter = tunnel_filter;
     door->handshake_filter = handshake_filter;
     door->later_gone = later_gone;
+    door->max_laters = MAX_HELD_ANSWERS;
     door->context = context;
     pthread_mutex_init(&door->ops_lock, NULL);
     door->listen_fd = door->epoll_fd = door->wake[0] = door->wake[1] = -1;

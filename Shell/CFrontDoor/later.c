@@ -12,8 +12,16 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_LATERS = 4096, MAX_STREAM_BUFFER = 1 << 20 };
+enum { MAX_LATERS = MAX_HELD_ANSWERS, MAX_STREAM_BUFFER = 1 << 20 };
 _Static_assert(LATER_INDEX_SLOTS >= 2 * MAX_LATERS, "the index stays at most half full");
+
+bool cx_front_door_can_hold(cx_front_door *door) {
+    return door->later_count < __atomic_load_n(&door->max_laters, __ATOMIC_RELAXED) && door->later_gone;
+}
+
+void cx_front_door_limit_held(cx_front_door *door, size_t most) {
+    __atomic_store_n(&door->max_laters, most < MAX_LATERS ? most : MAX_LATERS, __ATOMIC_RELAXED);
+}
 
 typedef enum { OP_COMPLETE, OP_SETTLE, OP_BEGIN, OP_WRITE, OP_END } op_kind;
 
@@ -113,7 +121,7 @@ static void refuse(connection *c, stream *s) {
 
 void later_park(connection *c, stream *s) {
     cx_front_door *door = c->door;
-    if (door->later_count == MAX_LATERS || !door->later_gone) return refuse(c, s);
+    if (!cx_front_door_can_hold(door)) return refuse(c, s);
     if (door->later_count == door->later_cap) {
         size_t cap = door->later_cap ? door->later_cap * 2 : 16;
         later *grown = realloc(door->laters, cap * sizeof *grown);

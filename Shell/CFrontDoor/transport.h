@@ -249,6 +249,7 @@ struct cx_front_door {
     cx_later_gone later_gone;
     later *laters;
     size_t later_count, later_cap, later_deadlines;
+    size_t max_laters; /* at most MAX_HELD_ANSWERS; lower only in tests (cx_front_door_limit_held) */
     uint32_t later_index[LATER_INDEX_SLOTS];
     pthread_mutex_t ops_lock;
     later_op *ops_head, *ops_tail;

@@ -21,13 +21,15 @@ public final class FrontDoor: @unchecked Sendable {
         let handoff: RequestHandoff
         let tunnelHosts: @Sendable (String) -> Bool
         let handshakes: @Sendable (String) -> Bool
+        let busy: @Sendable (HTTPRequest) -> HTTPResponse
         init(
             handoff: RequestHandoff, tunnelHosts: @escaping @Sendable (String) -> Bool,
-            handshakes: @escaping @Sendable (String) -> Bool
+            handshakes: @escaping @Sendable (String) -> Bool, busy: @escaping @Sendable (HTTPRequest) -> HTTPResponse
         ) {
             self.handoff = handoff
             self.tunnelHosts = tunnelHosts
             self.handshakes = handshakes
+            self.busy = busy
         }
     }
 
@@ -41,15 +43,20 @@ public final class FrontDoor: @unchecked Sendable {
     /// (SNI, else the CONNECT target, else "") may go on; it runs on the door's thread,
     /// before the handshake's answer is sent. `batches` gets the
     /// requests read so far, in order, on the handling thread, and returns their answers in
-    /// the same order; none goes out before it returns. At most `RequestHandoff.limit`
-    /// requests wait at once; past that a request is answered 503 with nothing done.
+    /// the same order; none goes out before it returns. A request is taken only when the
+    /// transport can hold its answer (`MAX_HELD_ANSWERS`, shared with long polls, streams
+    /// and answers held by a deadline) and fewer than `RequestHandoff.limit` wait; else it
+    /// gets `busy`'s answer at once (a 503 the request's service would give, on the door's
+    /// thread: it must not touch the world), with nothing done. A request taken is always
+    /// answered with its own answer.
     public init(
         address: String, port: Int, ca: TestCA, tunnelHosts: @escaping @Sendable (String) -> Bool,
         handshakes: @escaping @Sendable (String) -> Bool = { _ in true },
+        busy: @escaping @Sendable (HTTPRequest) -> HTTPResponse = FrontDoor.plainBusy,
         batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]
     ) throws(Failure) {
         let handlers = HandlerBox(
-            handoff: RequestHandoff(batches), tunnelHosts: tunnelHosts, handshakes: handshakes)
+            handoff: RequestHandoff(batches), tunnelHosts: tunnelHosts, handshakes: handshakes, busy: busy)
         box = Unmanaged.passRetained(handlers)
         var door: OpaquePointer?
         var bound: Int32 = 0
@@ -70,8 +77,21 @@ public final class FrontDoor: @unchecked Sendable {
 
     /// How many requests wait for the handling thread or are in its hand (0 without one).
     public var requestsInHand: Int { box.takeUnretainedValue().handoff.count }
-    /// How many requests were answered 503 at once because that many were in hand.
+    /// How many requests were answered 503 at once because that many were in hand or held.
     public var requestsRefused: Int { box.takeUnretainedValue().handoff.refused }
+
+    /// A 503 that names no service: the world is busy.
+    public static let plainBusy: @Sendable (HTTPRequest) -> HTTPResponse = { _ in
+        HTTPResponse(
+            status: 503, headers: [("content-type", "text/plain"), ("retry-after", "1")],
+            body: Array("the world has as many requests in hand as it can hold; try again\n".utf8))
+    }
+
+    /// Lowers how many answers the transport holds at once (tests reach the bound with
+    /// few requests); call before the first request.
+    public func limitHeldAnswers(_ most: Int) {
+        if let door { cx_front_door_limit_held(door, max(0, most)) }
+    }
 
     /// How many connections are open (a moment's figure).
     public var connections: Int { door.map { Int(cx_front_door_connections($0)) } ?? 0 }
@@ -176,13 +196,21 @@ private func frontDoorHandler(
         headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) }, tls: request.tls,
         http2: request.http2)
     // Answered later, from the handling thread, unless the door holds too many already.
+    // One count decides: the transport parks this answer right after the handler returns,
+    // on this thread, so a request taken here is one whose answer it will hold.
     guard let door = request.door else { return }
     let id = cx_http_answer_later(answer, 0)
-    if box.handoff.take(RequestHandoff.Item(request: parsed, door: door, id: id)) { return }
+    if !cx_front_door_can_hold(door) {
+        box.handoff.countRefused()
+    } else if box.handoff.take(RequestHandoff.Item(request: parsed, door: door, id: id)) {
+        return
+    }
     // Not handed over: this goes now, and nothing was done.
     cx_http_answer_later_cancel(answer)
-    let busy = Array("the world has \(RequestHandoff.limit) requests in hand; try again\n".utf8)
-    withCHeaders([("content-type", "text/plain"), ("retry-after", "1")]) { headers, count in
-        busy.withUnsafeBufferPointer { cx_http_answer_set(answer, 503, headers, count, $0.baseAddress, $0.count) }
+    let busy = box.busy(parsed)
+    withCHeaders(busy.headers) { headers, count in
+        busy.body.withUnsafeBufferPointer {
+            cx_http_answer_set(answer, Int32(busy.status), headers, count, $0.baseAddress, $0.count)
+        }
     }
 }

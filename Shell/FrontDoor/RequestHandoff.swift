@@ -83,6 +83,9 @@ final class RequestHandoff: @unchecked Sendable {
         }
     }
 
+    /// Counts a request refused before it was offered (the transport could hold no more).
+    func countRefused() { queue.withLock { $0.refused += 1 } }
+
     /// How many requests wait or are in hand now (a moment's figure).
     var count: Int { queue.withLock { $0.waiting.count + $0.inHand } }
     /// How many requests were answered 503 at once because the bound was reached.

@@ -61,6 +61,13 @@ public final class Session {
     /// inspector; the same validators as the line protocol's.
     public func handle(network request: HTTPRequest) -> NetworkExchange { network.handle(request) }
 
+    /// The services a `tls_fail` rule may fail a handshake for, readable from any thread.
+    public var handshakeFaults: HandshakeFaults { world.chaos.handshakeFaults }
+
+    /// The 503 a request gets when the world cannot take it, as its service answers it;
+    /// touches nothing (the front door's thread asks it).
+    public static func busyAnswer(_ request: HTTPRequest) -> HTTPResponse { NetworkDoor.busyAnswer(request) }
+
     /// Whether a TLS handshake for `serverName` may go on (a chaos rule's `tls_fail` says
     /// no), and the report line of one refused.
     public func handshake(serverName: String) -> (allowed: Bool, lines: [String]) {

@@ -131,6 +131,7 @@ enum Serve {
         // the shell with its broker left running.
         signal(SIGPIPE, SIG_IGN)
         StopSignals.watch { ServeOutput.shared.end() }
+        let faults = session.handshakeFaults
         let world = Monitor(ServedSession(session: session))
         var door: FrontDoor?
         if let listen {
@@ -147,15 +148,19 @@ enum Serve {
                 let ca = try TestCA.ensure(in: caDirectory)
                 door = try FrontDoor(
                     address: address, port: port, ca: ca, tunnelHosts: Session.isServiceHost,
-                    // A refused handshake's report line goes out before its alert does.
+                    // A refused handshake's report line goes out before its alert does. The
+                    // world's lock only when a tls_fail rule may meet it: a long request in
+                    // the world stalls no connection's handshake otherwise.
                     handshakes: { host in
-                        world.withLock { world in
+                        guard faults.mayFail(serverName: host) else { return true }
+                        return world.withLock { world in
                             let (allowed, lines) = world.session.handshake(serverName: host)
                             world.pending += lines
                             world.flush()
                             return allowed
                         }
                     },
+                    busy: Session.busyAnswer,
                     // The door's thread does TLS, HTTP/2 and sockets; this one, the world:
                     // each batch's lines are written before any of its answers goes out.
                     batches: { requests in

@@ -26,6 +26,7 @@ static void on_gone(void *context, cx_http_later id) {
 int main(void) {
     static cx_front_door door;
     door.later_gone = on_gone;
+    door.max_laters = MAX_LATERS;
     connection c = {.door = &door};
     enum { STEPS = 200000 };
     static stream streams[MAX_LATERS];

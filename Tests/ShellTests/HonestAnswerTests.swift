@@ -102,4 +102,38 @@ import Testing
         }
         #expect(lengths[1] - lengths[0] <= 3, "\(lengths)")  // the count's digits, nothing more
     }
+
+    /// A request the world cannot take gets its service's own 503, decided from its route
+    /// alone on the door's thread (FrontDoor's `busy`).
+    @Test func aBusyAnswerIsTheServicesOwn() throws {
+        func request(_ host: String, _ path: String) -> HTTPRequest {
+            HTTPRequest(
+                headers: [(":method", "POST"), (":path", path), (":authority", host)], body: [], serverName: host,
+                tls: true, http2: true)
+        }
+        let apns = Session.busyAnswer(request("api.push.apple.com", "/3/device/abc"))
+        #expect(apns.status == 503 && String(decoding: apns.body, as: UTF8.self) == #"{"reason":"ServiceUnavailable"}"#)
+        let fcm = Session.busyAnswer(request("fcm.googleapis.com", "/v1/projects/p/messages:send"))
+        #expect(fcm.status == 503 && fcm.headers.contains { $0 == ("retry-after", "1") })
+        #expect(try JSON.parse(fcm.body)["error"]?["status"] == "UNAVAILABLE")
+        #expect(Session.busyAnswer(request("127.0.0.1", "/api/v1/world")).status == 503)
+    }
+
+    /// The front door's thread asks `handshakeFaults` on every TLS handshake instead of
+    /// taking the world's lock: it must follow the rules as they come and go.
+    @Test func theHandshakeFaultsFollowTheRules() throws {
+        let world = World()
+        let faults = world.session.handshakeFaults
+        #expect(!faults.mayFail(serverName: "api.push.apple.com"))
+        _ = try world.line(#"{"op":"chaos","rule":{"service":"fcm","then":{"answer":"UNAVAILABLE"}}}"#)
+        #expect(!faults.mayFail(serverName: "fcm.googleapis.com"))
+        _ = try world.line(#"{"op":"chaos","rule":{"service":"apns","count":1,"then":{"fault":"tls_fail"}}}"#)
+        #expect(faults.mayFail(serverName: "API.push.apple.com") && !faults.mayFail(serverName: "fcm.googleapis.com"))
+        _ = world.session.handshake(serverName: "api.push.apple.com")  // spends its one count
+        #expect(!faults.mayFail(serverName: "api.push.apple.com"))
+        _ = try world.line(#"{"op":"chaos","rule":{"service":"fcm","then":{"fault":"tls_fail"}}}"#)
+        #expect(faults.mayFail(serverName: "fcm.googleapis.com"))
+        _ = try world.line(#"{"op":"chaos","remove":"all"}"#)
+        #expect(!faults.mayFail(serverName: "fcm.googleapis.com"))
+    }
 }

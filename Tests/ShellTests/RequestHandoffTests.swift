@@ -96,6 +96,57 @@ import Testing
         #expect(door.requestsInHand == 0)
     }
 
+    /// One count for answers given later (the transport's): held answers (long polls
+    /// here) and requests in hand share it, and a request the transport could not hold is
+    /// refused with the busy answer before it is handed over, so every request handled is
+    /// answered with its own answer. The gate keeps the pushes in hand while more arrive.
+    @Test func aRequestTakenIsAlwaysAnsweredWithItsOwnAnswer() throws {
+        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let gate = Monitor(false)
+        let polls = Monitor<[HTTPLater]>([])
+        let delivered = Monitor(0)
+        let door = try FrontDoor(
+            address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
+            busy: { _ in HTTPResponse(status: 503, body: Array("busy".utf8)) },
+            batches: { requests in
+                requests.map { request in
+                    if request.path?.hasPrefix("/poll") == true {
+                        var response = HTTPResponse(status: 500)
+                        response.later = HTTPLater(waitMilliseconds: 0)
+                        polls.withLock { $0.append(response.later!) }
+                        return response
+                    }
+                    gate.wait(until: { $0 }, then: { _ in })
+                    delivered.withLock { $0 += 1 }
+                    return HTTPResponse(status: 200)
+                }
+            })
+        defer { door.stop() }
+        door.limitHeldAnswers(10)
+        let client = try #require(HTTP2TestClient(port: door.port))
+        for number in 0..<6 { _ = client.request("GET", "127.0.0.1", "/poll/\(number)", body: 0) }
+        for _ in 0..<3_000 where polls.withLock({ $0.count }) < 6 {
+            if !client.pump() { usleep(10_000) }
+        }
+        #expect(polls.withLock { $0.count } == 6)
+        let pushes = (0..<10).map { client.request("POST", "127.0.0.1", "/push/\($0)", body: 0) }
+        for _ in 0..<3_000 where door.requestsInHand + door.requestsRefused < 10 {
+            if !client.pump() { usleep(10_000) }
+        }
+        #expect(door.requestsInHand == 4 && door.requestsRefused == 6)
+        gate.withLock { open in
+            open = true
+            gate.broadcast()
+        }
+        for _ in 0..<3_000 where pushes.contains(where: { client.statuses[$0] == nil }) {
+            if !client.pump() { usleep(10_000) }
+        }
+        let statuses = pushes.map { client.statuses[$0] }
+        #expect(statuses.filter { $0 == "200" }.count == delivered.withLock { $0 })
+        #expect(statuses.filter { $0 == "200" }.count == 4 && statuses.filter { $0 == "503" }.count == 6, "\(statuses)")
+        for later in polls.withLock({ $0 }) { later.send(.complete(HTTPResponse(status: 204))) }
+    }
+
     /// Thousands of answers held at once, settled in a shuffled order while more
     /// requests arrive: each reaches its own stream (the transport finds a held answer
     /// by its id in O(1), and its removals must leave every other one findable).

@@ -102,6 +102,16 @@ void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int statu
 void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, const unsigned char *bytes, size_t len);
 void cx_front_door_stream_end(cx_front_door *door, cx_http_later id);
 
+/* The most answers given later held at once: long polls, streams, answers held by a
+   deadline, and every request a handler hands to another thread. */
+enum { MAX_HELD_ANSWERS = 4096 };
+/* In the handler (door thread): whether an answer given later can be held now. A
+   handler that hands its request on asks this first, so that a request it took is
+   always answered with its own answer; past the bound it answers at once instead. */
+bool cx_front_door_can_hold(cx_front_door *door);
+/* Lowers the bound (at most MAX_HELD_ANSWERS), so that tests reach it with few requests. */
+void cx_front_door_limit_held(cx_front_door *door, size_t most);
+
 /* How many connections are open now (any thread; a moment's figure). */
 size_t cx_front_door_connections(cx_front_door *door);
 

@@ -167,6 +167,33 @@ final class NetworkDoor {
         }
     }
 
+    /// The answer to a request the world is too busy to take, as its service gives it
+    /// (APNs `ServiceUnavailable`, FCM `UNAVAILABLE` with `Retry-After`), from the route
+    /// alone: it runs on the door's thread and touches nothing of the world.
+    static func busyAnswer(_ request: HTTPRequest) -> HTTPResponse {
+        let service: Service? =
+            switch route(request) {
+            case .service(let service): service
+            case .unknownHost: Service(path: request.path ?? "")
+            case .inspector, .misdirected: nil
+            }
+        switch service {
+        case .apns:
+            return HTTPResponse(
+                status: 503,
+                headers: [
+                    ("apns-id", request.header("apns-id") ?? UUID().uuidString), ("content-type", "application/json"),
+                ],
+                body: Array(#"{"reason":"ServiceUnavailable"}"#.utf8))
+        case .fcm:
+            return FCMService.chaosAnswer("UNAVAILABLE", retryAfter: 1).1
+        default:
+            return HTTPResponse(
+                status: 503, headers: [("content-type", "text/plain"), ("retry-after", "1")],
+                body: Array("the world has as many requests in hand as it can hold; try again\n".utf8))
+        }
+    }
+
     /// A network request as the log shows it: what was sent, and what its report says.
     static func record(of request: HTTPRequest, report: JSONObject, deliveries: [String]) -> RequestLog.Record {
         var record = RequestLog.Record { json in

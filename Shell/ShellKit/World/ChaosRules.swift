@@ -1,3 +1,4 @@
+import CXHost
 import Foundation
 import HTTPMessage
 import OrderedJSON
@@ -90,6 +91,13 @@ struct ChaosRules {
 
     private(set) var rules: [Rule] = []
     private var lastID = 0
+    /// The services with a `tls_fail` rule, published whenever a rule comes or goes, for
+    /// the front door's thread (shared by every copy: one world holds one).
+    let handshakeFaults = HandshakeFaults()
+
+    private func publishHandshakeFaults() {
+        handshakeFaults.publish(Set(rules.lazy.filter(\.then.failsHandshakes).map(\.service)))
+    }
 
     func applies(to service: String) -> Bool { rules.contains { $0.service == service } }
 
@@ -172,6 +180,7 @@ struct ChaosRules {
                 id: "c\(lastID)", service: service, match: match, probability: probability,
                 remaining: count, then: outcome, retryAfterSeconds: retryAfter, text: text,
                 generator: IDGenerator(seed: UInt64(seed))))
+        publishHandshakeFaults()
         return text
     }
 
@@ -179,10 +188,12 @@ struct ChaosRules {
     mutating func remove(_ id: String) -> Bool {
         if id == "all" {
             rules.removeAll()
+            publishHandshakeFaults()
             return true
         }
         guard let index = rules.firstIndex(where: { $0.id == id }) else { return false }
         rules.remove(at: index)
+        publishHandshakeFaults()
         return true
     }
 
@@ -262,7 +273,10 @@ struct ChaosRules {
             let value = draw(&rules[index])
             if let left = rules[index].remaining { rules[index].remaining = left - 1 }
             let rule = rules[index]
-            if rule.remaining == 0 { rules.remove(at: index) }
+            if rule.remaining == 0 {
+                rules.remove(at: index)
+                publishHandshakeFaults()
+            }
             return (rule, value)
         }
         return nil
@@ -338,5 +352,20 @@ struct ChaosRules {
                 message: "\"\(name)\" must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return whole
+    }
+}
+
+/// Which services' TLS handshakes a `tls_fail` rule may fail, as the world last published
+/// it: the front door's thread asks this on every handshake without the world's lock, and
+/// takes that lock only when a rule may meet the handshake.
+public final class HandshakeFaults: Sendable {
+    private let services = Monitor(Set<String>())
+
+    func publish(_ now: Set<String>) { services.withLock { $0 = now } }
+
+    /// Whether a handshake for `serverName` may meet a rule (and must ask the world).
+    public func mayFail(serverName: String) -> Bool {
+        guard let service = NetworkDoor.Service(host: serverName.lowercased()) else { return false }
+        return services.withLock { !$0.isEmpty && $0.contains(service.name) }
     }
 }
