@@ -2,7 +2,8 @@
  * A core written in C: it links libcx like an outside program (the header and the
  * shared library only), registers the C kvstore plugin, calls it, subscribes to its
  * stream, drives the headless device through the push contract's four iOS checks,
- * and checks every status code of cx.h. Ends with "C core: N passed, M failed".
+ * and checks every status code of cx.h. Ends with "C core: N passed, M failed (K checks)",
+ * N and M counting test functions.
  */
 #include "cx.h"
 #include "cx_device.h"
@@ -459,19 +460,34 @@ static void small_stack(recorder *r) {
     CHECK(result.deepest_delivered);
 }
 
+/* A test is one function: it passes when none of its checks failed. The totals count
+   tests, as every other runner's do; the checks are named beside them. */
+static int tests_passed, tests_failed;
+
+static void run(const char *name, void (*test)(recorder *), recorder *r) {
+    int failed_before = failed;
+    test(r);
+    if (failed == failed_before) {
+        tests_passed++;
+    } else {
+        tests_failed++;
+        fprintf(stderr, "FAILED %s\n", name);
+    }
+}
+
 int main(void) {
     recorder r;
     memset(&r, 0, sizeof r);
     pthread_mutex_init(&r.lock, NULL);
-    abi_and_arguments(&r);
-    kvstore_plugin(&r);
-    holding_plugin(&r);
-    reentrancy(&r);
-    plugin_reentrancy(&r);
-    notify_ids(&r);
-    headless_device(&r);
-    small_stack(&r);
+    run("abi_and_arguments", abi_and_arguments, &r);
+    run("kvstore_plugin", kvstore_plugin, &r);
+    run("holding_plugin", holding_plugin, &r);
+    run("reentrancy", reentrancy, &r);
+    run("plugin_reentrancy", plugin_reentrancy, &r);
+    run("notify_ids", notify_ids, &r);
+    run("headless_device", headless_device, &r);
+    run("small_stack", small_stack, &r);
     pthread_mutex_destroy(&r.lock);
-    printf("C core: %d passed, %d failed\n", passed, failed);
+    printf("C core: %d passed, %d failed (%d checks)\n", tests_passed, tests_failed, passed + failed);
     return failed == 0 ? 0 : 1;
 }

@@ -25,10 +25,24 @@ fn serve(plugins: &[PathBuf], lines: &[&str]) -> (i32, Vec<String>, String) {
     (output.status.code().unwrap_or(-1), text, String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
-/// This crate's library, beside the test binary's directory (target/debug).
+/// This crate's library, beside the test binary's directory (target/debug). `cargo test`
+/// builds a cdylib only for `cargo build`, so the test builds it (offline, into the same
+/// target directory) when a fresh checkout has none yet.
 fn this_library() -> PathBuf {
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    deps.parent().unwrap().join("librustkv.so")
+    let library = deps.parent().unwrap().join("librustkv.so");
+    if !library.exists() {
+        let target = deps.parent().unwrap().parent().unwrap();
+        let built = Command::new(env!("CARGO"))
+            .args(["build", "--offline", "--lib", "--manifest-path"])
+            .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target)
+            .status()
+            .expect("cargo");
+        assert!(built.success(), "cargo build of the plugin's library failed");
+    }
+    library
 }
 
 fn c_library() -> PathBuf {
