@@ -93,6 +93,10 @@ public final class FrontDoor: @unchecked Sendable {
         if let door { cx_front_door_limit_held(door, max(0, most)) }
     }
 
+    /// How many answers given later the door's handoff tracks (a moment's figure): as many
+    /// as are open, never more.
+    public var answersTracked: Int { box.takeUnretainedValue().handoff.tracked }
+
     /// How many connections are open (a moment's figure).
     public var connections: Int { door.map { Int(cx_front_door_connections($0)) } ?? 0 }
 

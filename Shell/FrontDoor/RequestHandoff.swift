@@ -29,8 +29,13 @@ final class RequestHandoff: @unchecked Sendable {
     private let batches: @Sendable ([HTTPRequest]) -> [HTTPResponse]
     private var thread = pthread_t()
     /// Answers given later that the door still holds, by id, with the ids whose client
-    /// went away before the handling thread got to them.
+    /// went away before the handling thread got to them. An entry goes when its answer
+    /// is given (a final piece sent), its client goes, or its batch settles: both stay as
+    /// small as the answers open now.
     let laters = Monitor(Laters())
+
+    /// How many answers given later the handoff keeps track of now (a moment's figure).
+    var tracked: Int { laters.withLock { $0.open.count + $0.gone.count } }
 
     struct State {
         var waiting: [Item] = []
@@ -144,14 +149,23 @@ final class RequestHandoff: @unchecked Sendable {
                     response.fault?.rawValue ?? 0, response.fault == nil ? hold : -1)
             }
         }
-        guard let later = response.later, response.fault == nil else { return }
+        let held = response.fault == nil ? response.later : nil
         let goneAlready = laters.withLock { laters -> Bool in
             if laters.gone.remove(id) != nil { return true }
-            laters.open[id] = later
+            if let held { laters.open[id] = held }
             return false
         }
+        guard let later = held else { return }
         if goneAlready { return later.markGone() }
         let handle = UInt(bitPattern: door)
-        later.attach { piece in sendPiece(piece, door: OpaquePointer(bitPattern: handle)!, id: id) }
+        let laters = laters
+        later.attach { piece in
+            sendPiece(piece, door: OpaquePointer(bitPattern: handle)!, id: id)
+            // The answer is given: the transport takes nothing more for it.
+            switch piece {
+            case .complete, .end: laters.withLock { _ = $0.open.removeValue(forKey: id) }
+            case .begin, .write: break
+            }
+        }
     }
 }
