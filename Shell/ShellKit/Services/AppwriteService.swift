@@ -160,7 +160,9 @@ final class AppwriteService {
                     401, "general_unauthorized_scope", "User (role: guests) missing scopes ([\"messaging.write\"])"),
                 request)
         }
-        guard let project = projects[projectID] else {
+        // The key alone: a copy of the project held through the request would make its
+        // first change copy the project's tables (every push paid for the history before it).
+        guard let projectKey = projects[projectID]?.key else {
             return Self.failure(
                 AppwriteError(
                     404, "project_not_found", "Project with the requested ID '\(projectID)' could not be found."),
@@ -172,7 +174,7 @@ final class AppwriteService {
                     401, "general_unauthorized_scope", "User (role: guests) missing scopes ([\"messaging.write\"])"),
                 request)
         }
-        guard key == project.key else {
+        guard key == projectKey else {
             return Self.failure(
                 AppwriteError(
                     401, "user_unauthorized", "The current user is not authorized to perform the requested action."),
@@ -269,7 +271,11 @@ final class AppwriteService {
         case .failure(let error): return .failure(error)
         case .success(let value): messageID = value
         }
-        guard var project = projects[projectID] else { return .failure(Self.notFound("project")) }
+        // Taken out of the table while the send changes it, and put back at every return:
+        // a copy left in the table would make the first change copy its whole `messages`
+        // (every push of a project's history paid for all those before it).
+        guard var project = projects.removeValue(forKey: projectID) else { return .failure(Self.notFound("project")) }
+        defer { projects[projectID] = project }
         guard project.messages[messageID] == nil else {
             return .failure(
                 AppwriteError(409, "message_already_exists", "Message with the requested ID already exists."))
@@ -287,7 +293,6 @@ final class AppwriteService {
         if push.draft {
             project.messages[messageID] = .init(
                 push: record, status: "draft", deliveredTotal: 0, deliveryErrors: [], createdAt: now)
-            projects[projectID] = project
             let document = Self.document(project.messages[messageID]!)
             return .success(
                 (201, document, "kept as a draft: nothing sent", JSONObject([("messageId", .string(messageID))])))
@@ -368,7 +373,6 @@ final class AppwriteService {
         }
         project.messages[messageID] = .init(
             push: record, status: status, deliveredTotal: delivered, deliveryErrors: errors, createdAt: now)
-        projects[projectID] = project
         let effect =
             "\(status): \(delivered) of \(direct.count + mqttTopics.count) deliveries (\(direct.count) to FCM / APNs targets, \(mqttTopics.count) published over Appwrite Push)"
             + (errors.isEmpty ? "" : "; errors: " + errors.joined(separator: "; "))

@@ -18,6 +18,7 @@ if wanted("host") || only.contains("call") { HostBenchmark.calls() }
 if wanted("shell") { ShellBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
 if wanted("memory") { MemoryBenchmark.run() }
 if wanted("world") { WorldBenchmark.run() }
+if wanted("history") { HistoryBenchmark.run() }
 if wanted("fleet") { FleetBenchmark.run() }
 if wanted("mqtt") { MQTTBenchmark.run() }
 if wanted("frontdoor") { FrontDoorBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
