@@ -148,10 +148,13 @@ static int on_message_complete(http_parser *parser) {
     if (!s) return -1;
     for (size_t i = 0; i < s->header_count; i++) { /* HTTP/2's :authority, from Host */
         if (strcmp(request_header_name(s, i), "host") == 0) {
-            /* Copied first: adding a header may move the fields it is in. */
-            char *host = strndup(request_header_value(s, i), s->spans[i].value_len);
-            header_result result =
-                host ? request_add_header(c, s, ":authority", 10, host, s->spans[i].value_len) : HEADER_NO_MEMORY;
+            /* Copied first: adding a header may move the fields it is in. By its length,
+               not as a C string: a value may hold a NUL (strndup stopped there, and the
+               copy was read past its end). */
+            size_t length = s->spans[i].value_len;
+            char *host = malloc(length ? length : 1);
+            if (host) memcpy(host, request_header_value(s, i), length);
+            header_result result = host ? request_add_header(c, s, ":authority", 10, host, length) : HEADER_NO_MEMORY;
             free(host);
             if (result != HEADER_ADDED) return refuse(s, HEADER_BLOCK_TOO_LARGE);
             break;
