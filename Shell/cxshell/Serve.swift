@@ -32,7 +32,8 @@ enum Serve {
         (localhost, an IP address, or a name given with --api-host): a JSON API under
         /api/v1/ that drives and reads the world, the log of every request, /metrics,
         /livez and /readyz (Docs/Inspector.md). --api-token TOKEN requires
-        "Authorization: Bearer TOKEN" on it; a --listen address that is not loopback
+        "Authorization: Bearer TOKEN" on it (the page asks for it in its sign-in form);
+        a --listen address that is not loopback
         needs one (or --no-inspector). --log-max N keeps the last N log entries
         (default 10000; 0 keeps none). Secrets a request carries (bearer tokens, API
         keys, passwords, private keys, JWT signatures) are redacted wherever the log is

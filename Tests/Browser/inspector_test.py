@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import traceback
+import urllib.error
 import urllib.request
 
 from playwright.sync_api import expect, sync_playwright
@@ -22,9 +23,10 @@ SHOTS = os.path.join(ROOT, "build", "screenshots")
 class Shell:
     """A `cxshell serve --listen 127.0.0.1:0 --keep-running`, driven only over HTTP."""
 
-    def __init__(self, work):
+    def __init__(self, work, *more):
+        self.token = more[more.index("--api-token") + 1] if "--api-token" in more else None
         self.process = subprocess.Popen(
-            [SHELL, "serve", "--listen", "127.0.0.1:0", "--keep-running", "--ca-dir", os.path.join(work, "ca")],
+            [SHELL, "serve", "--listen", "127.0.0.1:0", "--keep-running", "--ca-dir", os.path.join(work, "ca"), *more],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         first = json.loads(self.process.stdout.readline())
         self.address = first["listening"]["address"]
@@ -35,8 +37,10 @@ class Shell:
 
     def api(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method,
-                                         headers={"content-type": "application/json"} if data else {})
+        headers = {"content-type": "application/json"} if data else {}
+        if self.token:
+            headers["authorization"] = "Bearer " + self.token
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
         with urllib.request.urlopen(request, timeout=120) as answer:
             text = answer.read()
             return json.loads(text) if text else None
@@ -126,6 +130,39 @@ def outside_push_appears_live(page, shell):
     page.screenshot(path=os.path.join(SHOTS, "inspector-live-log.png"))
 
 
+def a_token_guarded_world_opens_by_signing_in(page, shell):
+    """With --api-token the page opens by navigation, asks for the token, and then works;
+    the API without it stays 401, and a wrong token is asked for again. Secrets shown
+    with --log-secrets are announced above the log."""
+    guarded = Shell(os.path.join(ROOT, "build", "browser"), "--api-token", "s3cret-token", "--log-secrets")
+    try:
+        guarded.api("POST", "/api/v1/devices", {"platform": "ios", "ready": True})
+        try:
+            urllib.request.urlopen(guarded.base + "/api/v1/world", timeout=10)
+            raise AssertionError("the API answered without the token")
+        except urllib.error.HTTPError as error:
+            assert error.code == 401, error.code
+        page.evaluate("sessionStorage.clear()")
+        page.goto(guarded.base + "/")
+        form = page.locator("#token-form")
+        expect(form).to_be_visible()
+        page.get_by_label("API token").fill("wrong")
+        page.get_by_role("button", name="Use token").click()
+        expect(form).to_be_visible()
+        page.get_by_label("API token").fill("s3cret-token")
+        page.get_by_role("button", name="Use token").click()
+        expect(form).to_be_hidden()
+        expect(page.locator("#devices tbody tr")).to_have_count(1)
+        expect(page.locator("#secrets-shown")).to_be_visible()
+        page.screenshot(path=os.path.join(SHOTS, "inspector-signed-in.png"))
+        # A reload keeps the tab signed in.
+        page.reload()
+        expect(page.locator("#devices tbody tr")).to_have_count(1)
+        page.evaluate("sessionStorage.clear()")
+    finally:
+        guarded.stop()
+
+
 def ten_thousand_devices(page, shell):
     made = shell.api("POST", "/api/v1/devices", {"platform": "android", "count": 10000})
     assert len(made["devices"]) == 10000, len(made["devices"])
@@ -151,7 +188,8 @@ def main():
     os.makedirs(SHOTS, exist_ok=True)
     work = os.path.join(ROOT, "build", "browser")
     os.makedirs(work, exist_ok=True)
-    checks = [seed_checks_by_clicking, outside_push_appears_live, ten_thousand_devices]
+    checks = [seed_checks_by_clicking, outside_push_appears_live, a_token_guarded_world_opens_by_signing_in,
+              ten_thousand_devices]
     passed = failed = 0
     shell = Shell(work)
     try:

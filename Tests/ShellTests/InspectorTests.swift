@@ -231,10 +231,14 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
-    @Test func aTokenGuardsEverythingButHealth() throws {
+    @Test func aTokenGuardsEverythingButHealthAndThePage() throws {
         let shell = try Shell(arguments: ["--api-token", "s3cret", "--api-host", "cx.test"])
         #expect(try call(shell, "GET", "/livez").status == 200)
         #expect(try call(shell, "GET", "/readyz").text == "ok\n")
+        // The page opens by navigation; it holds no world, and its form asks for the token.
+        let page = try call(shell, "GET", "/")
+        #expect(page.status == 200 && page.text.contains(#"id="token-form""#))
+        #expect(try call(shell, "POST", "/", json: "{}").status == 401)
         let refused = try call(shell, "POST", "/api/v1/devices", json: #"{"platform":"ios"}"#)
         #expect(refused.status == 401)
         #expect(try call(shell, "GET", "/metrics").status == 401)
@@ -408,6 +412,50 @@ import Testing
         #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 200"))
         #expect(try call(shell, "GET", "/api/v1/world").json?["watching"]?["streams"] == 0)
         #expect(try call(shell, "GET", "/api/v1/stream", headers: ["Last-Event-ID: x"]).status == 400)
+        #expect(shell.stop() == 0)
+    }
+
+    /// A backlog past what the transport holds for one stream (1 MiB) resumes over HTTP/2
+    /// a slice a connection: each slice ends cleanly (no reset), and resuming from its
+    /// last id reaches every entry, in order, none twice.
+    @Test func aBacklogOfMegabytesResumesOverHTTP2InSlices() throws {
+        let shell = try Shell()
+        let pad = String(repeating: "x", count: 4_000)
+        // 400 entries of 4 KB each (1.6 MB of events), sent 100 a request under the body limit.
+        let file = shell.directory + "-requests.json"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        for batch in 0..<4 {
+            let requests = (0..<100).map { #"{"op":"state","n":\#(batch * 100 + $0),"pad":"\#(pad)"}"# }
+            try Data("[\(requests.joined(separator: ","))]".utf8).write(to: URL(fileURLWithPath: file))
+            #expect(try call(shell, "POST", "/api/v1/requests", json: "@" + file).status == 200)
+        }
+        let last = try #require(try call(shell, "GET", "/api/v1/world").json?["log"]?["next_seq"]?.integerValue) - 1
+        var seen: [Int64] = []
+        var slices = 0
+        while seen.last ?? 0 < last, slices < 20 {
+            slices += 1
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = [
+                "curl", "-s", "-N", "--http2-prior-knowledge", "--max-time", "5", "-H",
+                "Last-Event-ID: \(seen.last ?? 0)", "http://127.0.0.1:\(shell.port)/api/v1/stream",
+            ]
+            let pipe = Pipe()
+            curl.standardOutput = pipe
+            try curl.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            curl.waitUntilExit()
+            let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.compactMap { Int64($0.dropFirst(4)) }
+            // A slice ends the stream (curl exits 0); the last one stays open for what comes
+            // (curl's --max-time ends it: 28). A reset would be 92.
+            #expect(
+                curl.terminationStatus == 0 || (curl.terminationStatus == 28 && ids.last == last),
+                "\(curl.terminationStatus)")
+            #expect(!ids.isEmpty)
+            seen += ids
+        }
+        #expect(seen == Array(1...last), "\(seen.count) ids of \(last), in \(slices) slices")
+        #expect(slices >= 3)
         #expect(shell.stop() == 0)
     }
 

@@ -137,7 +137,12 @@ final class Inspector {
                 response: HTTPResponse(status: 200, headers: [("content-type", "text/plain")], body: Array("ok\n".utf8))
             )
         }
-        if let token = settings.token, request.header("authorization") != "Bearer \(token)" {
+        // The page is the shell's own static text, with no world in it: a browser opens it
+        // by navigation, which carries no bearer header, and its sign-in form then asks
+        // for the token that every API request it makes carries.
+        if let token = settings.token, resource != .page || method != "GET",
+            request.header("authorization") != "Bearer \(token)"
+        {
             var answer = InspectorAnswer.error(401, "the inspector needs Authorization: Bearer <the --api-token>")
             answer.response.headers.append(("www-authenticate", #"Bearer realm="cxshell""#))
             return answer
@@ -517,8 +522,17 @@ final class Inspector {
         // A comment first, so a client sees the stream open before any event.
         later.send(.write(Array(": cxshell log stream\n\n".utf8)))
         if let resume {
-            let backlog = LogWatchers.backlog(world.log, after: resume, filter: filter)
+            // A backlog past one slice goes a slice a connection: the stream ends after it,
+            // and the client resumes from the slice's last id (as EventSource does).
+            let (backlog, complete) = LogWatchers.backlog(
+                world.log, after: resume, filter: filter, limit: LogWatchers.backlogSlice)
             if !backlog.isEmpty { later.send(.write(backlog)) }
+            if !complete {
+                later.send(.end)
+                var response = HTTPResponse(status: 500)
+                response.later = later
+                return InspectorAnswer(response: response)
+            }
         }
         world.watchers.add(LogWatchers.Stream(filter: filter, later: later))
         var response = InspectorAnswer.error(503, "the stream could not be opened: too many answers are open").response

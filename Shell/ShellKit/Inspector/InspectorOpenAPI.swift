@@ -8,7 +8,7 @@ enum InspectorOpenAPI {
          "info": {
           "title": "cxshell inspector",
           "version": "0.19.0",
-          "description": "The world of simulated devices, driven and watched over HTTP (inspector.md). Served on `cxshell serve --listen`'s port to requests addressed to the shell itself (localhost, an IP address, or an `--api-host` name; another name gets 421). With `--api-token`, every path but /livez and /readyz needs `Authorization: Bearer <token>` (else 401). A write needs `Content-Type: application/json` and, when it carries an `Origin`, the shell's own (else 403). Errors are `{\"error\": \"<sentence>\"}`."
+          "description": "The world of simulated devices, driven and watched over HTTP (inspector.md). Served on `cxshell serve --listen`'s port to requests addressed to the shell itself (localhost, an IP address, or an `--api-host` name; another name gets 421). With `--api-token`, every path but `GET /` (the page, static text whose sign-in form asks for the token), /livez and /readyz needs `Authorization: Bearer <token>` (else 401). A write needs `Content-Type: application/json` and, when it carries an `Origin`, the shell's own (else 403). Errors are `{\"error\": \"<sentence>\"}`."
          },
          "security": [
           {

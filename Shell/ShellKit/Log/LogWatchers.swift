@@ -146,19 +146,34 @@ struct LogWatchers {
         bytes.append(contentsOf: "\n\n".utf8)
     }
 
+    /// The most backlog one resumed stream is sent before it ends for the client to resume
+    /// again: well under the transport's bound on a stream's unsent bytes (1 MiB), which a
+    /// backlog written at once would pass before an HTTP/2 client's window let it out.
+    static let backlogSlice = 512 << 10
+
     /// What a stream resumed after `lastID` first gets: a gap when entries it missed
-    /// were dropped, then every retained entry after it that matches.
-    static func backlog(_ log: RequestLog, after lastID: Int64, filter: RequestLog.Filter) -> [UInt8] {
+    /// were dropped, then the retained entries after it that match, up to `limit` bytes
+    /// (an entry is never cut); `complete` when nothing that matches is left after them.
+    static func backlog(_ log: RequestLog, after lastID: Int64, filter: RequestLog.Filter, limit: Int = .max)
+        -> (bytes: [UInt8], complete: Bool)
+    {
         var bytes: [UInt8] = []
         let missed = log.firstSeq - lastID - 1
         if missed > 0 { bytes += Array("event: gap\ndata: {\"dropped\":\(missed)}\n\n".utf8) }
         var after = lastID
         while true {
             let page = log.entries(matching: filter, after: after, limit: 1_000)
-            for entry in page { event(entry, into: &bytes) }
+            for entry in page {
+                let before = bytes.count
+                event(entry, into: &bytes)
+                if bytes.count > limit && before > 0 {
+                    bytes.removeSubrange(before...)
+                    return (bytes, false)
+                }
+            }
             guard page.count == 1_000, let last = page.last else { break }
             after = last.seq
         }
-        return bytes
+        return (bytes, true)
     }
 }

@@ -93,18 +93,23 @@ public enum Redaction {
         }
     }
 
-    /// Whether a secret field's name, `"key"` or a PEM key appears in the bytes at all,
-    /// without regard to case: most bodies (a push's payload) are passed by this alone.
+    /// Pieces of every secret field's name (`api_key`, `"key"`, `access_token`, …) and of a
+    /// PEM private key, lowercase: a body holding none of them has no secret.
+    private static let needles = [
+        "pass", "secret", "private", "_key", "apikey", "\"key\"", "assertion", "_token", "auth",
+    ]
+
+    /// Whether any of `needles` appears in the bytes, without regard to case: most bodies
+    /// (a push's payload) are passed by this alone: one lowercase copy, NUL-terminated
+    /// (a NUL inside becomes 0x01, so the search sees every byte), and a `strstr` each.
     static func mayHoldSecret(_ bytes: [UInt8]) -> Bool {
-        let needles = ["pass", "secret", "private", "key", "assertion", "token", "auth"].map { Array($0.utf8) }
-        guard bytes.count >= 3 else { return false }
-        let lowered = bytes.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }
-        return needles.contains { needle in
-            guard lowered.count >= needle.count else { return false }
-            return (0...(lowered.count - needle.count)).contains { start in
-                lowered[start] == needle[0] && lowered[start..<start + needle.count].elementsEqual(needle)
-            }
+        guard bytes.count >= 4 else { return false }
+        var lowered = [CChar](repeating: 0, count: bytes.count + 1)
+        for index in bytes.indices {
+            let byte = bytes[index]
+            lowered[index] = CChar(bitPattern: byte >= 65 && byte <= 90 ? byte | 0x20 : byte == 0 ? 1 : byte)
         }
+        return needles.contains { needle in strstr(lowered, needle) != nil }
     }
 
     /// A JSON value with its secret members redacted; at the top of a line-protocol

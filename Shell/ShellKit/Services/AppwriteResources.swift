@@ -134,6 +134,7 @@ extension AppwriteService {
             let expires = now + lifetime
             credential.secret = Self.jwt(user: id, expires: expires)
             credential.expiresAt = expires
+            soonestExpiry = min(soonestExpiry, expires)
             document = JSONObject([("jwt", .string(credential.secret))])
         } else {
             let session = makeID()
@@ -310,14 +311,24 @@ extension AppwriteService {
     }
 
     /// JWTs past their 15 minutes on the world's clock stop working: the broker's password
-    /// changes, so a reconnect with one is refused (APW-13). Called before each request.
+    /// changes, so a reconnect with one is refused (APW-13). Called before each request:
+    /// one comparison with the soonest expiry, and a look at the credentials only when one
+    /// is due (each JWT is looked for once, not on every request).
     func expireCredentials() {
         let now = world.clock()
+        guard now >= soonestExpiry else { return }
+        var soonest = Int64.max
         for (project, state) in projects {
-            for (user, credential) in state.credentials where (credential.expiresAt ?? .max) <= now {
-                projects[project]?.credentials.removeValue(forKey: user)
-                try? grant(user, in: project)
+            for (user, credential) in state.credentials {
+                guard let expiresAt = credential.expiresAt else { continue }
+                if expiresAt <= now {
+                    projects[project]?.credentials.removeValue(forKey: user)
+                    try? grant(user, in: project)
+                } else {
+                    soonest = min(soonest, expiresAt)
+                }
             }
         }
+        soonestExpiry = soonest
     }
 }

@@ -18,6 +18,8 @@ final class AppwriteService {
     /// Each project's connections to its broker: the publisher, and the administrator.
     var brokers: [String: Broker] = [:]
     var nextID = 0
+    /// When the first JWT of any project expires (`.max`: none will).
+    var soonestExpiry = Int64.max
 
     struct Broker {
         var publisher: MQTTConnection
