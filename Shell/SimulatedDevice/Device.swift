@@ -138,6 +138,9 @@ public final class Device: PushSystem {
     public var installationID: String? { state.withLock { $0.installationID } }
     /// Android: the FCM topics the app's token is subscribed to, sorted.
     public var topics: [String] { state.withLock { $0.topics.sorted() } }
+    /// Whether the app's FCM topics satisfy `test`, asked of the set itself: a topic or
+    /// condition send asks every device, and a sorted copy each would cost it an array.
+    public func topics(satisfy test: (Set<String>) -> Bool) -> Bool { state.withLock { test($0.topics) } }
     public var trayEntries: [TrayEntry] { state.withLock { $0.tray.entries } }
     /// The running app's host, which the core talks to; nil when the app is not running.
     public var host: PluginHost? { state.withLock { $0.app.isRunning ? $0.process?.host : nil } }

@@ -136,4 +136,27 @@ import Testing
         _ = try world.line(#"{"op":"chaos","remove":"all"}"#)
         #expect(!faults.mayFail(serverName: "fcm.googleapis.com"))
     }
+
+    /// Paging and deletion find a device by halving the fleet (ids are `d<n>` in order):
+    /// every id is found where it is, a deleted one is not, and its neighbours page on.
+    @Test func pagingAndDeletionFindDevicesByTheirNumber() throws {
+        let world = World()
+        #expect(try world.api("POST", "/api/v1/devices", #"{"platform":"android","count":1000}"#).status == 201)
+        for id in ["d500", "d1", "d1000", "d2"] {
+            #expect(try world.api("DELETE", "/api/v1/devices/\(id)").status == 204)
+        }
+        #expect(try world.api("DELETE", "/api/v1/devices/d500").status == 404)
+        var after = "d3"
+        var listed = ["d3"]
+        while true {
+            let page = try world.api("GET", "/api/v1/devices?after=\(after)&limit=97").body
+            listed += (page["devices"]?.arrayValue ?? []).compactMap { $0["device"]?.stringValue }
+            guard let next = page["next"]?.stringValue else { break }
+            after = next
+        }
+        #expect(listed == (3...999).filter { $0 != 500 }.map { "d\($0)" })
+        for gone in ["d500", "d1000", "d0", "x7", "d"] {
+            #expect(try world.api("GET", "/api/v1/devices?after=\(gone)").status == 400, "\(gone)")
+        }
+    }
 }

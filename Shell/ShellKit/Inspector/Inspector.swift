@@ -315,7 +315,7 @@ final class Inspector {
         let devices = world.devices
         var start = devices.startIndex
         if let after = query["after"] {
-            guard let index = devices.firstIndex(where: { $0.id == after }) else {
+            guard let index = world.index(of: after) else {
                 return .error(400, "after names no device: '\(after)'")
             }
             start = index + 1

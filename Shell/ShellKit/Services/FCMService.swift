@@ -122,9 +122,11 @@ final class FCMService {
         case .fid(let fid):
             return world.device(installationID: fid).map { [$0] } ?? []
         case .topic(let topic):
-            return world.devices.filter { Self.isFCMApp($0, in: project) && $0.topics.contains(topic) }
+            return world.devices.filter {
+                Self.isFCMApp($0, in: project) && $0.topics(satisfy: { $0.contains(topic) })
+            }
         case .condition(let condition):
-            return world.devices.filter { Self.isFCMApp($0, in: project) && condition.matches(Set($0.topics)) }
+            return world.devices.filter { Self.isFCMApp($0, in: project) && $0.topics(satisfy: condition.matches) }
         }
     }
 

@@ -185,9 +185,31 @@ final class World {
         device.powerOff()
         endpoint.processEnded(on: id)
         endpoint.forget(id)
-        devices.removeAll { $0.id == id }
+        if let index = index(of: id) { devices.remove(at: index) }
         if current === device { current = nil }
         return true
+    }
+
+    /// Where device `id` is in `devices`, found by halving: ids are `d<n>` with `n` given
+    /// in order and never reused, so `devices` is sorted by `n` (deletion and paging once
+    /// scanned the whole fleet for it).
+    func index(of id: String) -> Int? {
+        guard let number = Self.deviceNumber(id) else { return nil }
+        var low = devices.startIndex
+        var high = devices.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            let found = Self.deviceNumber(devices[middle].id) ?? 0
+            if found == number { return middle }
+            if found < number { low = middle + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    /// The `n` of a device id `d<n>`.
+    static func deviceNumber(_ id: String) -> Int? {
+        guard id.utf8.first == UInt8(ascii: "d") else { return nil }
+        return Int(id.dropFirst())
     }
 
     /// The device whose app holds `token` now (or held it, until it retired).
