@@ -118,10 +118,13 @@ import Testing
         struct EndOfOutput: Error {}
 
         /// Runs curl with `arguments`; its output (headers and body, with -i).
-        func curl(_ arguments: [String]) throws -> String {
+        func curl(_ arguments: [String]) throws -> String { try Self.curl(["-i"] + arguments) }
+
+        /// Runs `curl -s` with `arguments`; its output.
+        static func curl(_ arguments: [String]) throws -> String {
             let curl = Process()
             curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            curl.arguments = ["curl", "-s", "-i"] + arguments
+            curl.arguments = ["curl", "-s"] + arguments
             let pipe = Pipe()
             curl.standardOutput = pipe
             try curl.run()

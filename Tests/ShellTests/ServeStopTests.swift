@@ -106,18 +106,6 @@ import Testing
 
     }
 
-    static func curl(_ url: String) throws -> String {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = ["curl", "-s", url]
-        let pipe = Pipe()
-        curl.standardOutput = pipe
-        try curl.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
     @Test(arguments: [SIGTERM, SIGINT]) func aSignalStopsTheBrokerRemovesItsFilesAndExitsZero(signal: Int32) throws {
         let served = try Served(["--keep-running"])
         kill(served.pid, signal)
@@ -144,9 +132,9 @@ import Testing
         served.input.write(Data(#"{"op":"device","platform":"ios"}"#.utf8 + [0x0A]))
         // The line's reply found no reader; the world made the device all the same, and
         // the API still answers.
-        let logged = try Self.curl("http://127.0.0.1:\(port)/api/v1/log?source=line&wait=20")
+        let logged = try FrontDoorTests.Shell.curl(["http://127.0.0.1:\(port)/api/v1/log?source=line&wait=20"])
         #expect(logged.contains(#""op":"device""#), "\(logged)")
-        let answer = try Self.curl("http://127.0.0.1:\(port)/api/v1/devices/d1")
+        let answer = try FrontDoorTests.Shell.curl(["http://127.0.0.1:\(port)/api/v1/devices/d1"])
         #expect(answer.contains(#""device":"d1""#), "\(answer)")
         #expect(!served.brokerGone)
         kill(served.pid, SIGTERM)
