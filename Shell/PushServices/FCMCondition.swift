@@ -16,6 +16,19 @@ public enum FCMCondition {
         case and(Expression, Expression)
         case or(Expression, Expression)
 
+        /// Topics of which a device must hold at least one to match, so that a send need
+        /// ask only their subscribers; nil when a device with none could match (under a
+        /// `!`, every device is a candidate).
+        public var requiredTopics: Set<String>? {
+            switch self {
+            case .topic(let name): [name]
+            case .not: nil
+            case .and(let left, let right): left.requiredTopics ?? right.requiredTopics
+            case .or(let left, let right):
+                left.requiredTopics.flatMap { left in right.requiredTopics.map { left.union($0) } }
+            }
+        }
+
         /// Whether a device subscribed to `topics` receives the message.
         public func matches(_ topics: Set<String>) -> Bool {
             switch self {

@@ -159,4 +159,31 @@ import Testing
             #expect(try world.api("GET", "/api/v1/devices?after=\(gone)").status == 400, "\(gone)")
         }
     }
+
+    /// A topic or condition send reaches the topics' subscribers through the world's
+    /// index, kept as apps subscribe, leave, are uninstalled and removed; a condition
+    /// under `!` still considers every device.
+    @Test func topicSendsReachTheSubscribersTheIndexKeeps() throws {
+        let world = World()
+        #expect(
+            try world.api("POST", "/api/v1/devices", #"{"platform":"android","ready":true,"count":2000}"#).status == 201
+        )
+        for (device, topic) in [("d1500", "news"), ("d5", "news"), ("d7", "sports"), ("d9", "news")] {
+            #expect(try world.line(#"{"op":"fcm_topic","device":"\#(device)","topic":"\#(topic)"}"#)["ok"] == true)
+        }
+        _ = try world.line(#"{"op":"fcm_topic","device":"d9","topic":"news","subscribe":false}"#)
+        func reached(_ message: String) throws -> [String] {
+            let reply = try world.line(#"{"op":"fcm","body":{"message":{\#(message),"data":{"k":"v"}}}}"#)
+            #expect(reply["ok"] == true, "\(reply)")
+            return (reply["devices"]?.arrayValue ?? []).compactMap { $0["device"]?.stringValue }
+        }
+        #expect(try reached(#""topic":"news""#) == ["d5", "d1500"])
+        #expect(try reached(#""condition":"'news' in topics || 'sports' in topics""#) == ["d5", "d7", "d1500"])
+        #expect(try reached(#""condition":"!('news' in topics) && 'sports' in topics""#) == ["d7"])
+        #expect(try reached(#""condition":"!('news' in topics)""#).count == 1998)
+        _ = try world.line(#"{"op":"uninstall","device":"d5"}"#)
+        #expect(try world.api("DELETE", "/api/v1/devices/d1500").status == 204)
+        #expect(try reached(#""topic":"news""#) == [])
+        #expect(try reached(#""condition":"'news' in topics || 'sports' in topics""#) == ["d7"])
+    }
 }

@@ -122,11 +122,14 @@ final class FCMService {
         case .fid(let fid):
             return world.device(installationID: fid).map { [$0] } ?? []
         case .topic(let topic):
-            return world.devices.filter {
+            return world.subscribers(of: [topic]).filter {
                 Self.isFCMApp($0, in: project) && $0.topics(satisfy: { $0.contains(topic) })
             }
         case .condition(let condition):
-            return world.devices.filter { Self.isFCMApp($0, in: project) && $0.topics(satisfy: condition.matches) }
+            // Only the subscribers of a topic the condition needs, unless a `!` lets a
+            // device with none of its topics match.
+            let candidates = condition.requiredTopics.map(world.subscribers(of:)) ?? world.devices
+            return candidates.filter { Self.isFCMApp($0, in: project) && $0.topics(satisfy: condition.matches) }
         }
     }
 

@@ -181,6 +181,7 @@ final class World {
     /// gone; false when there is no such device.
     func remove(device id: String) -> Bool {
         guard let device = devicesByID.removeValue(forKey: id) else { return false }
+        forgetTopics(of: device)
         if device.isInstalled { try? device.uninstall(nowMilliseconds: clock()) }
         device.powerOff()
         endpoint.processEnded(on: id)
@@ -188,6 +189,38 @@ final class World {
         if let index = index(of: id) { devices.remove(at: index) }
         if current === device { current = nil }
         return true
+    }
+
+    /// FCM topic → the ids of the devices whose app subscribes to it, kept as topics
+    /// change (`fcm_topic`, uninstall, removal): a topic send asks only these devices.
+    private(set) var topicSubscribers: [String: Set<String>] = [:]
+
+    /// Subscribes the device's app to `topic` or takes it off, and keeps the index.
+    func setTopic(_ topic: String, subscribed: Bool, on device: Device) throws(DeviceRefusal) -> [String] {
+        let topics = try device.setTopic(topic, subscribed: subscribed)
+        if subscribed {
+            topicSubscribers[topic, default: []].insert(device.id)
+        } else if topicSubscribers[topic]?.remove(device.id) != nil, topicSubscribers[topic]?.isEmpty == true {
+            topicSubscribers[topic] = nil
+        }
+        return topics
+    }
+
+    /// Takes the device out of the index before its topics end (uninstall, removal).
+    func forgetTopics(of device: Device) {
+        for topic in device.topics {
+            topicSubscribers[topic]?.remove(device.id)
+            if topicSubscribers[topic]?.isEmpty == true { topicSubscribers[topic] = nil }
+        }
+    }
+
+    /// The devices subscribed to any of `topics`, in the order they were made.
+    func subscribers(of topics: Set<String>) -> [Device] {
+        var ids = Set<String>()
+        for topic in topics { ids.formUnion(topicSubscribers[topic] ?? []) }
+        return ids.compactMap { devicesByID[$0] }.sorted {
+            (Self.deviceNumber($0.id) ?? 0) < (Self.deviceNumber($1.id) ?? 0)
+        }
     }
 
     /// Where device `id` is in `devices`, found by halving: ids are `d<n>` with `n` given

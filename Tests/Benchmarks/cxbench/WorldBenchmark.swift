@@ -57,5 +57,23 @@ enum WorldBenchmark {
                 ("pushes_per_second_one_device", 1e9 / perPush[0]), ("world_vs_one_device", ratio),
             ],
             target: "world_vs_one_device >= 0.8", met: ratio >= 0.8)
+
+        // A topic with one subscriber (the second device, an Android app) in each world:
+        // the send asks the topic's subscribers, not the fleet.
+        for session in [single, world] {
+            _ = session.handle(#"{"op":"fcm_topic","device":"d2","topic":"news"}"#)
+        }
+        let topicLines = (0..<4096).map {
+            Array(#"{"op":"fcm","body":{"message":{"topic":"news","data":{"n":"\#($0)"}}}}"#.utf8)
+        }
+        let perTopicSend = nanosecondsPerLine([(single, topicLines), (world, topicLines)])
+        let topicRatio = perTopicSend[0] / perTopicSend[1]
+        report(
+            "world_topic_send_one_subscriber",
+            [
+                ("devices", Double(count)), ("sends_per_second_world", 1e9 / perTopicSend[1]),
+                ("sends_per_second_two_devices", 1e9 / perTopicSend[0]), ("world_vs_two_devices", topicRatio),
+            ],
+            target: "world_vs_two_devices >= 0.8", met: topicRatio >= 0.8)
     }
 }

@@ -81,6 +81,7 @@ extension LineProtocol {
 
     func uninstall(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
+        world.forgetTopics(of: device)
         try device.uninstall(nowMilliseconds: world.clock())
         world.endpoint.processEnded(on: device.id)
     }
@@ -105,7 +106,7 @@ extension LineProtocol {
             }
             subscribed = value
         }
-        reply["topics"] = .array(try device.setTopic(topic, subscribed: subscribed).map(JSON.string))
+        reply["topics"] = .array(try world.setTopic(topic, subscribed: subscribed, on: device).map(JSON.string))
     }
 
     func tap(_ request: Request, _ reply: inout JSONObject) throws {
