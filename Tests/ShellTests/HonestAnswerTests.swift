@@ -186,4 +186,17 @@ import Testing
         #expect(try reached(#""topic":"news""#) == [])
         #expect(try reached(#""condition":"'news' in topics || 'sports' in topics""#) == ["d7"])
     }
+
+    /// A request to APNs' host whose path does not start `/3/device/` is answered, not a
+    /// crash, even when ten bytes in falls inside a character (the Network fuzzer's find).
+    @Test func anAPNsPathCutInsideACharacterIsAnsweredNotACrash() throws {
+        let world = World()
+        for path in ["/3/\u{FFFD}\u{FFFD}\u{FFFD}device/00ff", "/3/dévice/00ff", "/é"] {
+            let exchange = world.session.handle(
+                network: HTTPRequest(
+                    headers: [(":method", "POST"), (":path", path), (":authority", "api.push.apple.com")], body: [],
+                    serverName: "api.push.apple.com", tls: true, http2: true))
+            #expect((400...499).contains(exchange.response.status), "\(path): \(exchange.response.status)")
+        }
+    }
 }

@@ -160,7 +160,9 @@ final class APNsService {
 
     /// The device token of `/3/device/<token>`, lowercased as APNs compares it.
     static func token(_ request: HTTPRequest) -> String {
-        let token = String((request.path ?? "").utf8.dropFirst("/3/device/".utf8.count))!
+        // Decoded, not cut as characters: a path that does not start `/3/device/` may put
+        // the cut inside a character, where the cut text is no String (the fuzzer's find).
+        let token = String(decoding: (request.path ?? "").utf8.dropFirst("/3/device/".utf8.count), as: UTF8.self)
         return APNsRequest.normalizedToken(token) ?? token.lowercased()
     }
 
