@@ -198,20 +198,19 @@ final class World {
     /// Subscribes the device's app to `topic` or takes it off, and keeps the index.
     func setTopic(_ topic: String, subscribed: Bool, on device: Device) throws(DeviceRefusal) -> [String] {
         let topics = try device.setTopic(topic, subscribed: subscribed)
-        if subscribed {
-            topicSubscribers[topic, default: []].insert(device.id)
-        } else if topicSubscribers[topic]?.remove(device.id) != nil, topicSubscribers[topic]?.isEmpty == true {
-            topicSubscribers[topic] = nil
-        }
+        if subscribed { topicSubscribers[topic, default: []].insert(device.id) } else { unindex(device.id, topic) }
         return topics
+    }
+
+    /// Takes a device off a topic's subscribers; a topic with none leaves the index.
+    private func unindex(_ id: String, _ topic: String) {
+        topicSubscribers[topic]?.remove(id)
+        if topicSubscribers[topic]?.isEmpty == true { topicSubscribers[topic] = nil }
     }
 
     /// Takes the device out of the index before its topics end (uninstall, removal).
     func forgetTopics(of device: Device) {
-        for topic in device.topics {
-            topicSubscribers[topic]?.remove(device.id)
-            if topicSubscribers[topic]?.isEmpty == true { topicSubscribers[topic] = nil }
-        }
+        for topic in device.topics { unindex(device.id, topic) }
     }
 
     /// The devices subscribed to any of `topics`, in the order they were made.
