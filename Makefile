@@ -158,9 +158,12 @@ fuzz: deps
 # The host and push tests (with the concurrency stress test) and the front door under
 # load (the shell it starts is built with the same sanitizer) under ThreadSanitizer,
 # and every Swift test under AddressSanitizer.
+# A run that stops making progress is ended after SANITIZE_MINUTES, not left to
+# CI's own limit.
+SANITIZE_MINUTES ?= 30
 sanitize: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|RequestHandoffTests|InspectorTests|ChaosTests|AppwriteChannelTests|AppwriteServerTests"
-	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) $(SWIFT) test --sanitize=address --scratch-path .build/asan
+	timeout $(SANITIZE_MINUTES)m $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|RequestHandoffTests|InspectorTests|ChaosTests|AppwriteChannelTests|AppwriteServerTests"
+	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) timeout $(SANITIZE_MINUTES)m $(SWIFT) test --sanitize=address --scratch-path .build/asan
 
 # The model-based random tests at length: SOAK_SEQUENCES seeded single-device
 # sequences, and a third as many worlds of 2-3 devices, on the reference model and

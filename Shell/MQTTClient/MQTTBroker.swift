@@ -142,9 +142,18 @@ public final class MQTTBroker: @unchecked Sendable {
         throw MQTTFailure("mosquitto_dynamic_security.so is not installed (it comes with Debian's mosquitto)")
     }
 
-    /// Starts a program with no input or output, and signals as a fresh process has them.
-    /// posix_spawn and waitpid, not Foundation's Process: its waitUntilExit spins a run loop
-    /// that can miss the exit of a child started from a test's thread.
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
+    /// Glibc module does not show; false when it is missing or refuses.
+    static func closeFrom(_ descriptor: Int32, in actions: inout posix_spawn_file_actions_t) -> Bool {
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return false }
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, descriptor) == 0
+    }
+
+    /// Starts a program with no input or output, no other descriptor of ours, and signals
+    /// as a fresh process has them. posix_spawn and waitpid, not Foundation's Process: its
+    /// waitUntilExit spins a run loop that can miss the exit of a child started from a
+    /// test's thread.
     private static func spawn(_ executable: String, _ arguments: [String]) throws -> pid_t {
         var child: pid_t = 0
         var actions = posix_spawn_file_actions_t()
@@ -153,6 +162,9 @@ public final class MQTTBroker: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // A broker that kept a pipe end another thread just made (for a child of its own)
+        // would hold that child's end of input or output open as long as it lives.
+        guard closeFrom(3, in: &actions) else { throw MQTTFailure("posix_spawn cannot close descriptors here") }
         var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         // The spawning thread may block signals (test runners' threads do); the child

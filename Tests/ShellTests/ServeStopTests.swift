@@ -26,6 +26,9 @@ import Testing
             var toChild: [Int32] = [-1, -1]
             var fromChild: [Int32] = [-1, -1]
             #expect(pipe(&toChild) == 0 && pipe(&fromChild) == 0)
+            // Ours alone: a child another test spawns must not hold this shell's input or
+            // output open (dup2 gives the shell its own copies without the flag).
+            for end in toChild + fromChild { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             var actions = posix_spawn_file_actions_t()
             posix_spawn_file_actions_init(&actions)
             defer { posix_spawn_file_actions_destroy(&actions) }
