@@ -33,19 +33,23 @@ public final class Session {
         let fcm = FCMService(world: world, oauth: oauth)
         let appwrite = AppwriteService(world: world, apns: apns, fcm: fcm)
         let lines = LineProtocol(world: world, apns: apns, fcm: fcm, oauth: oauth, appwrite: appwrite)
+        let pubnub = PubNubService(world: world, apns: apns, fcm: fcm)
+        let webhooks = WebhookService(world: world)
+        let services: [any WorldService] = [apns, fcm, oauth, appwrite, pubnub, webhooks]
+        world.services = services.map { WeakService(service: $0) }
         self.world = world
         self.lines = lines
         self.arrivals = MQTTArrivals(world: world, appwrite: appwrite)
         self.network = NetworkDoor(
             world: world, apns: apns, fcm: fcm, oauth: oauth,
-            pubnub: PubNubService(world: world, apns: apns, fcm: fcm), webhooks: WebhookService(world: world),
+            pubnub: pubnub, webhooks: webhooks,
             appwrite: appwrite, inspector: Inspector(world: world, lines: lines, apns: apns, oauth: oauth))
     }
 
     /// Handles one request line; returns the lines to write, deliveries first. A line
     /// of JSON white space only is not a request: it gets no line at all.
-    public func handle(line: [UInt8]) -> [String] {
-        guard let (reply, deliveries) = lines.run(line: line, source: "line") else { return [] }
+    public func handle(line: [UInt8], source: String = "line") -> [String] {
+        guard let (reply, deliveries) = lines.run(line: line, source: source) else { return [] }
         return deliveries + [reply.compactText]
     }
 

@@ -69,6 +69,12 @@ public final class TokenRegistry: Sendable {
         }
     }
 
+    /// Forgets every token and installation id: the world was reset (`POST /api/v1/reset`),
+    /// and its new devices' tokens are the only ones the services know.
+    public func removeAll() {
+        tables.withLock { $0 = Tables() }
+    }
+
     func issue(token: String, to entry: Entry) {
         tables.withLock { $0.tokens[token] = entry }
     }

@@ -12,7 +12,7 @@ enum PluginOptions {
         (rest: [String], plugins: @Sendable (PluginHost) -> @Sendable () -> Void), PluginLibrary.Refusal
     > {
         var rest: [String] = []
-        var libraries: [PluginLibrary] = []
+        var paths: [String] = []
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             guard argument == "--plugin" else {
@@ -22,6 +22,15 @@ enum PluginOptions {
             guard let path = remaining.popFirst() else {
                 return .failure(PluginLibrary.Refusal(description: "--plugin takes the path of a shared library"))
             }
+            paths.append(path)
+        }
+        return load(paths: paths).map { (rest, $0) }
+    }
+
+    /// The libraries at `paths`, loaded in order: their plugins for every app host.
+    static func load(paths: [String]) -> Result<@Sendable (PluginHost) -> @Sendable () -> Void, PluginLibrary.Refusal> {
+        var libraries: [PluginLibrary] = []
+        for path in paths {
             let taken = Session.builtInPlugins + libraries.flatMap(\.descriptors)
             do {
                 libraries.append(try PluginLibrary(path: path, taken: taken))
@@ -30,13 +39,9 @@ enum PluginOptions {
             }
         }
         let loaded = libraries
-        return .success(
-            (
-                rest,
-                { host in
-                    let ends = loaded.map { $0.install(into: host) }
-                    return { for end in ends { end() } }
-                }
-            ))
+        return .success({ host in
+            let ends = loaded.map { $0.install(into: host) }
+            return { for end in ends { end() } }
+        })
     }
 }

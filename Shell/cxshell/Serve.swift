@@ -1,6 +1,7 @@
 import CXHost
 import Foundation
 import FrontDoor
+import OrderedJSON
 import ShellKit
 
 /// `cxshell serve`: the line protocol on standard input and output.
@@ -8,7 +9,7 @@ enum Serve {
     static let help = """
         usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR] [--keep-running] [--log-max N]
                              [--api-token TOKEN] [--api-host NAME]... [--no-inspector] [--broker]
-                             [--log-secrets] [--plugin LIBRARY]...
+                             [--log-secrets] [--plugin LIBRARY]... [--fixture FILE]
 
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
@@ -55,6 +56,17 @@ enum Serve {
         echo; a library that cannot be loaded, has no entry, fails in it or takes a name
         already taken is refused at start (Docs/Rust.md).
 
+        --fixture FILE plays a scenario file (requests one a line, `{…}` or `op {…}`) on
+        the world at start, before the port opens; a refused line stops the start, naming it.
+
+        Every flag can also come from the environment, for a service's configuration:
+        CXSHELL_LISTEN, CXSHELL_CA_DIR, CXSHELL_LOG_MAX, CXSHELL_API_TOKEN, CXSHELL_API_HOST
+        (names separated by commas), CXSHELL_PLUGINS (paths separated by colons),
+        CXSHELL_FIXTURE, and the switches CXSHELL_KEEP_RUNNING, CXSHELL_NO_INSPECTOR,
+        CXSHELL_BROKER, CXSHELL_LOG_SECRETS (1/true/yes/on or 0/false/no/off). A flag wins
+        over its variable; an empty variable counts as unset; a bad value is refused at
+        start with a sentence naming the variable (Docs/Install.md).
+
         serve starts itself again once, in place, with glibc.malloc.hugetlb=1 added to
         GLIBC_TUNABLES, so that a large world's heap is on huge pages (Docs/Scaling.md);
         a GLIBC_TUNABLES that already names glibc.malloc.hugetlb is kept as it is.
@@ -63,61 +75,35 @@ enum Serve {
     static func run(_ given: [String]) -> Int32 {
         // A served world may grow to a million devices (Docs/Scaling.md).
         HugePageHeap.adopt()
-        let arguments: [String]
-        let plugins: @Sendable (PluginHost) -> @Sendable () -> Void
-        switch PluginOptions.load(given) {
-        case .failure(let refusal):
-            FileHandle.standardError.write(Data("cxshell serve: \(refusal)\n".utf8))
-            return 2
-        case .success(let loaded): (arguments, plugins) = loaded
-        }
-        var listen: String?
-        var caDirectory = ".cxshell/ca"
-        var keepRunning = false
-        var logMax = 10_000
-        var inspector: InspectorSettings? = InspectorSettings()
-        var broker = false
-        var logSecrets = false
-        var rest = arguments[...]
         func refuse(_ sentence: String) -> Int32 {
             FileHandle.standardError.write(Data("cxshell serve: \(sentence)\n".utf8))
             // A start refused after the broker started leaves no broker behind.
             ServeOutput.shared.stop()
             return 2
         }
-        while let argument = rest.popFirst() {
-            switch argument {
-            case "--listen": listen = rest.popFirst()
-            case "--ca-dir": caDirectory = rest.popFirst() ?? caDirectory
-            case "--keep-running": keepRunning = true
-            case "--log-max":
-                guard let value = rest.popFirst().flatMap({ Int($0) }), value >= 0 else {
-                    return refuse("--log-max takes a number of entries (0 or more)")
-                }
-                logMax = value
-            case "--api-token":
-                guard let token = rest.popFirst(), !token.isEmpty else { return refuse("--api-token takes a token") }
-                inspector?.token = token
-            case "--api-host":
-                guard let host = rest.popFirst(), !host.isEmpty else { return refuse("--api-host takes a host name") }
-                inspector?.hosts.insert(host.lowercased())
-            case "--no-inspector": inspector = nil
-            case "--broker": broker = true
-            case "--log-secrets": logSecrets = true
-            default:
-                return refuse("unknown argument '\(argument)'\n\(help)")
-            }
+        let options: ServeOptions
+        switch ServeOptions.parse(given, environment: ProcessInfo.processInfo.environment) {
+        case .failure(let refusal):
+            return refuse(refusal.description.hasPrefix("unknown argument") ? "\(refusal)\n\(help)" : "\(refusal)")
+        case .success(let parsed): options = parsed
         }
+        let plugins: @Sendable (PluginHost) -> @Sendable () -> Void
+        switch PluginOptions.load(paths: options.plugins) {
+        case .failure(let refusal): return refuse("\(refusal)")
+        case .success(let loaded): plugins = loaded
+        }
+        let inspector =
+            options.inspector ? InspectorSettings(token: options.apiToken, hosts: Set(options.apiHosts)) : nil
         // One world, one request at a time: the line protocol and the network take turns
         // under this lock. The network's requests are handled in batches on a thread of
         // their own, beside the door's; a batch's lines go out in one write before its
         // answers do (and before any later line-protocol output, so the output keeps the
         // order of handling).
-        let session = Session(logMax: logMax)
+        let session = Session(logMax: options.logMax)
         session.inspector = inspector
-        session.logShowsSecrets = logSecrets
+        session.logShowsSecrets = options.logSecrets
         session.plugins = plugins
-        if broker {
+        if options.broker {
             do {
                 let endpoint = try session.startBroker()
                 ServeOutput.shared.stop = session.closeOutside
@@ -127,7 +113,11 @@ enum Serve {
                 return 1
             }
         }
-        ServeOutput.shared.keepRunning = keepRunning
+        // The fixture runs before the port opens: /readyz answering 200 means it ran.
+        if let fixture = options.fixture, let refusal = Self.play(fixture: fixture, on: session) {
+            return refuse(refusal)
+        }
+        ServeOutput.shared.keepRunning = options.keepRunning
         // A reader that goes away is seen by the write, not by a SIGPIPE that would end
         // the shell with its broker left running.
         signal(SIGPIPE, SIG_IGN)
@@ -135,18 +125,14 @@ enum Serve {
         let faults = session.handshakeFaults
         let world = Monitor(ServedSession(session: session))
         var door: FrontDoor?
-        if let listen {
-            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]) else {
-                return refuse("--listen takes ADDRESS:PORT, not '\(listen)'")
-            }
-            let address = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if let listen = options.listen, let (address, port) = ServeOptions.splitAddress(listen) {
             if let inspector, inspector.token == nil, Self.isLoopback(address) == false {
                 return refuse(
                     "--listen \(listen) is not a loopback address: the inspector would let anyone who reaches it drive the world; give --api-token TOKEN, or --no-inspector"
                 )
             }
             do {
-                let ca = try TestCA.ensure(in: caDirectory)
+                let ca = try TestCA.ensure(in: options.caDirectory)
                 door = try FrontDoor(
                     address: address, port: port, ca: ca, tunnelHosts: Session.isServiceHost,
                     // A refused handshake's report line goes out before its alert does. The
@@ -220,11 +206,33 @@ enum Serve {
             }
         }
         // A service driven over HTTP goes on until a signal ends it.
-        while keepRunning { pause() }
+        while options.keepRunning { pause() }
         door?.stop()
         hub.close()
         arrivalsEnded.wait()
         ServeOutput.shared.end()
+    }
+
+    /// Plays a fixture (a scenario file: requests one a line, each `{…}` or `op {…}`,
+    /// with optional expectations) on the world; the sentence that stops the start when
+    /// it cannot be read or one of its lines is refused, naming the line.
+    static func play(fixture path: String, on session: Session) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return "the fixture \(path) cannot be read"
+        }
+        let scenario: Scenario
+        do {
+            scenario = try Scenario(name: path, text: String(decoding: data, as: UTF8.self))
+        } catch {
+            return "the fixture \(path) is not a scenario file: line \(error.line): \(error.message)"
+        }
+        let run = ScenarioRunner.run(scenario, on: session, source: "fixture")
+        guard let failed = run.firstFailure else { return nil }
+        // A refused request says why in its reply; a failed expectation in the runner's words.
+        let reply = failed.output.last.flatMap { try? JSON.parse(text: $0) }
+        let why = reply?["ok"] == false ? reply?["error"]?.stringValue : nil
+        return
+            "the fixture \(path) stopped at line \(failed.step.line) (\(failed.request)): \(why ?? failed.failure ?? "")"
     }
 
     /// Whether `address` is a loopback address; nil when it is no IP literal at all (the

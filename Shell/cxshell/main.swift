@@ -1,6 +1,6 @@
 import Foundation
 
-/// cxshell: the Linux headless shell. Subcommands: serve, test, run, ca.
+/// cxshell: the Linux headless shell. Subcommands: serve, test, run, ca, healthcheck.
 let usage = """
     usage: cxshell <command> [arguments]
 
@@ -12,6 +12,7 @@ let usage = """
       test PATH…     run scenario files (or folders of *.cxs) and report each
       run FILE…      play scenarios and print what the core received
       ca DIR         make the front door's private test CA and server certificate
+      healthcheck    exit 0 when a running world's /readyz answers 200
 
     `cxshell <command> --help` describes a command. Docs/Shell.md has the details.
     """
@@ -22,6 +23,7 @@ let commands: [String: (help: String, run: ([String]) -> Int32)] = [
     "test": (ScenarioCommands.testHelp, ScenarioCommands.test),
     "run": (ScenarioCommands.runHelp, ScenarioCommands.run),
     "ca": (CACommand.help, CACommand.run),
+    "healthcheck": (HealthCheck.help, HealthCheck.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -590,7 +590,7 @@ import Testing
         for (listen, named) in [
             ("127.0.0.1:\(taken.port)", "cannot listen on 127.0.0.1:\(taken.port): Address already in use"),
             ("example.org:0", "'example.org' is not an IPv4 or IPv6 address"),
-            ("127.0.0.1", "--listen takes ADDRESS:PORT, not '127.0.0.1'"),
+            ("127.0.0.1", "--listen takes ADDRESS:PORT (a port from 0 to 65535), not '127.0.0.1'"),
         ] {
             let process = Process()
             let output = Pipe()

@@ -515,7 +515,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 19)
+        #expect(checked == 21)
         #expect(shell.stop() == 0)
     }
 

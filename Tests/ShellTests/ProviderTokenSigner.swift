@@ -23,6 +23,16 @@ final class ProviderTokenSigner: @unchecked Sendable {
         self.team = team
     }
 
+    /// A backend holding a `.p8` file: its PKCS #8 PEM, as Apple hands it out.
+    init?(p8: String, keyID: String, team: String) {
+        let bio = BIO_new_mem_buf(p8, Int32(p8.utf8.count))
+        defer { BIO_free(bio) }
+        guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else { return nil }
+        self.key = key
+        self.keyID = keyID
+        self.team = team
+    }
+
     deinit { EVP_PKEY_free(key) }
 
     /// The public key as PEM, for `apns_key`.

@@ -71,7 +71,10 @@ final class NetworkDoor {
         lines.append(report.compactText)
         world.finish(source: report["network"]?.stringValue ?? "http", status: response.status, deliveries: deliveries)
         {
-            Self.record(of: request, report: report, deliveries: deliveries)
+            var record = Self.record(of: request, report: report, deliveries: deliveries)
+            record.exchange = .init(
+                tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
+            return record
         }
         return NetworkExchange(lines: lines, response: response)
     }

@@ -32,7 +32,8 @@ public struct InspectorSettings: Sendable {
 /// What the inspector serves (inspector.md, "Where it is served"), by path without its
 /// query; nil for a path it does not have.
 enum InspectorResource: Equatable {
-    case page, favicon, health, metrics, openAPI, requests, world, devices, log, stream, credentials, chaos
+    case page, favicon, health, metrics, openAPI, requests, world, reset, devices, log, logHAR, stream, credentials,
+        chaos
     case device(String)
     case chaosRule(String)
     case entry(String)
@@ -47,8 +48,10 @@ enum InspectorResource: Equatable {
         case ["api", "v1", "openapi.json"]: self = .openAPI
         case ["api", "v1", "requests"]: self = .requests
         case ["api", "v1", "world"]: self = .world
+        case ["api", "v1", "reset"]: self = .reset
         case ["api", "v1", "devices"]: self = .devices
         case ["api", "v1", "log"]: self = .log
+        case ["api", "v1", "log.har"]: self = .logHAR
         case ["api", "v1", "stream"]: self = .stream
         case ["api", "v1", "credentials"]: self = .credentials
         case ["api", "v1", "chaos"]: self = .chaos
@@ -168,6 +171,7 @@ final class Inspector {
         case ("GET", .openAPI): return .json(200, text: InspectorOpenAPI.json)
         case ("POST", .requests): return runLines(request.body)
         case ("GET", .world): return summary()
+        case ("POST", .reset): return reset(request.body)
         case ("GET", .devices): return listDevices(query)
         case ("POST", .devices): return createDevices(request.body)
         case ("GET", .device(let id)): return showDevice(id)
@@ -176,6 +180,7 @@ final class Inspector {
         case ("DELETE", .log):
             world.log.clear()
             return InspectorAnswer(response: HTTPResponse(status: 204))
+        case ("GET", .logHAR): return readHAR(query)
         case ("GET", .entry(let seq)): return logEntry(seq)
         case ("GET", .stream): return streamLog(query, lastEventID: request.header("last-event-id"))
         case ("POST", .credentials): return credentials(request.body)
@@ -252,6 +257,30 @@ final class Inspector {
     }
 
     // MARK: The world and its devices
+
+    /// `POST /api/v1/reset`: the `reset` op (an empty body keeps nothing); its reply's
+    /// `cleared` and `kept`, logged after the log itself was cleared.
+    private func reset(_ body: [UInt8]) -> InspectorAnswer {
+        var fields = JSONObject()
+        if !body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            switch object(body) {
+            case .failure(let error): return error.answer
+            case .success(let value): fields = value
+            }
+        }
+        let (reply, deliveries, _) = lines.execute(Request(op: "reset", fields: fields))
+        guard reply["ok"] == true else {
+            return .error(400, reply["error"]?.stringValue ?? "the reset was refused")
+        }
+        let effect = reply["effect"]?.stringValue ?? "reset"
+        var answer = InspectorAnswer.json(
+            200,
+            JSONObject([
+                ("cleared", reply["cleared"] ?? .null), ("kept", reply["kept"] ?? .null), ("effect", .string(effect)),
+            ]))
+        answer.lines = deliveries + [report("reset", status: 200, effect: effect, deliveries: deliveries, body: body)]
+        return answer
+    }
 
     private func summary() -> InspectorAnswer {
         var counts = JSONObject()
@@ -500,6 +529,33 @@ final class Inspector {
         return InspectorAnswer(response: response)
     }
 
+    /// `GET /api/v1/log.har`: the network requests among the entries `/log`'s filters
+    /// select (`after`, `device`, `source`, `status`, `q`; `limit` up to 100,000, all
+    /// retained by default), oldest first, as HAR 1.2.
+    private func readHAR(_ query: [String: String]) -> InspectorAnswer {
+        guard let limit = Self.number(query["limit"], default: 100_000, in: 1...100_000) else {
+            return .error(400, "limit must be a whole number from 1 to 100000")
+        }
+        guard let after = Self.number(query["after"], default: 0, in: 0...Int.max) else {
+            return .error(400, "after must be a seq: a whole number")
+        }
+        let filter: RequestLog.Filter
+        switch logFilter(query) {
+        case .failure(let error): return error.answer
+        case .success(let value): filter = value
+        }
+        let entries = world.log.entries(matching: filter, after: Int64(after), limit: limit)
+        let document = HARExport.document(entries, version: Session.version)
+        return InspectorAnswer(
+            response: HTTPResponse(
+                status: 200,
+                headers: [
+                    ("content-type", "application/json"), ("cache-control", "no-store"),
+                    ("content-disposition", #"attachment; filename="cxshell.har""#),
+                ],
+                body: document.compactBytes))
+    }
+
     /// `GET /api/v1/stream`: Server-Sent Events of new entries that match; with
     /// `Last-Event-ID`, first every retained entry after it (and a gap event when some
     /// were dropped).
@@ -565,8 +621,16 @@ final class Inspector {
         case .success(let value): request = value
         }
         let now = world.clock()
-        switch request["service"]?.stringValue {
-        case "apns":
+        let format = request["format"]
+        switch (request["service"]?.stringValue, format?.stringValue) {
+        case (nil, "p8"?), ("apns"?, "p8"?): return apnsKeyFile(request, body: body)
+        case (nil, "service_account"?), ("fcm"?, "service_account"?): return serviceAccountFile(request, body: body)
+        case (_, _) where format != nil:
+            return .error(
+                400,
+                #""format" must be "p8" (an APNs signing key) or "service_account" (an FCM service account's JSON), for its service"#
+            )
+        case ("apns"?, _):
             let team = request["team"]?.stringValue ?? DeviceOptions().apnsTeam
             let keyID = request["key_id"]?.stringValue ?? "CXSHELL\(apns.keys.keys.count + 1)"
             guard !team.isEmpty, !keyID.isEmpty, let key = SigningKey(),
@@ -590,7 +654,7 @@ final class Inspector {
                     body: body)
             ]
             return answer
-        case "fcm":
+        case ("fcm"?, _):
             guard let project = request["project"]?.stringValue, !project.isEmpty else {
                 return .error(400, #"an FCM credential needs "project": the Firebase project it sends to"#)
             }
@@ -609,6 +673,76 @@ final class Inspector {
         default:
             return .error(400, #""service" must be "apns" or "fcm""#)
         }
+    }
+
+    /// `"format":"p8"`: an APNs signing key made and registered, as Apple's developer site
+    /// hands one out: `{"key_id","team_id","p8"}`, the `.p8` file's text in `p8`.
+    private func apnsKeyFile(_ request: JSONObject, body: [UInt8]) -> InspectorAnswer {
+        let team = request["team"]?.stringValue ?? DeviceOptions().apnsTeam
+        let keyID = request["key_id"]?.stringValue ?? "CXSHELL\(apns.keys.keys.count + 1)"
+        guard !team.isEmpty, !keyID.isEmpty else { return .error(400, "team and key_id must not be empty") }
+        guard let key = SigningKey(.ecP256), let publicKey = PublicKey(pem: key.publicKeyPEM) else {
+            return .error(500, "OpenSSL could not make a key")
+        }
+        apns.keys.register(APNsProviderTokens.Key(keyID: keyID, team: team, publicKey: publicKey))
+        var answer = InspectorAnswer.json(
+            201,
+            JSONObject([("key_id", .string(keyID)), ("team_id", .string(team)), ("p8", .string(key.privateKeyPEM))]))
+        answer.lines = [
+            report(
+                "credentials", status: 201,
+                effect:
+                    "made and registered APNs key \(keyID) of team \(team) and handed out its .p8; from now on every provider token's signature is checked",
+                body: body)
+        ]
+        return answer
+    }
+
+    /// `"format":"service_account"`: a Google service account of `project` made and
+    /// registered, answered as the JSON key file Google's console downloads (private key
+    /// included), which firebase-admin's `credentials.Certificate` loads as it is.
+    private func serviceAccountFile(_ request: JSONObject, body: [UInt8]) -> InspectorAnswer {
+        guard let project = request["project"]?.stringValue, !project.isEmpty,
+            project.utf8.allSatisfy({
+                $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0)
+            })
+        else {
+            return .error(
+                400, #"a service account needs "project": the Firebase project id it sends to (a-z, 0-9 and -)"#)
+        }
+        guard let key = SigningKey(.rsa2048), let publicKey = PublicKey(pem: key.publicKeyPEM) else {
+            return .error(500, "OpenSSL could not make a key")
+        }
+        let number = oauth.googleKeys.count + 1
+        let email = "cxshell-\(number)@\(project).iam.gserviceaccount.com"
+        // Google's key ids are 40 hex digits.
+        var random = SystemRandomNumberGenerator()
+        let keyID = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
+        oauth.register(email: email, key: publicKey, project: project)
+        let file = JSONObject([
+            ("type", "service_account"), ("project_id", .string(project)), ("private_key_id", .string(keyID)),
+            ("private_key", .string(key.privateKeyPEM)), ("client_email", .string(email)),
+            ("client_id", .string("10000000000000000000\(number)")),
+            ("auth_uri", "https://accounts.google.com/o/oauth2/auth"),
+            ("token_uri", "https://oauth2.googleapis.com/token"),
+            ("auth_provider_x509_cert_url", "https://www.googleapis.com/oauth2/v1/certs"),
+            (
+                "client_x509_cert_url",
+                .string(
+                    "https://www.googleapis.com/robot/v1/metadata/x509/cxshell-\(number)%40\(project).iam.gserviceaccount.com"
+                )
+            ),
+            ("universe_domain", "googleapis.com"),
+        ])
+        var answer = InspectorAnswer.json(201, file)
+        answer.lines = [
+            report(
+                "credentials", status: 201,
+                effect:
+                    "made and registered service account \(email) of project \(project) and handed out its key file; from now on every assertion's signature is checked",
+                body: body)
+        ]
+        return answer
     }
 
     // MARK: Chaos rules

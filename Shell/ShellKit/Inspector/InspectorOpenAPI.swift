@@ -181,6 +181,82 @@ enum InspectorOpenAPI {
             }
            }
           },
+          "/api/v1/reset": {
+           "post": {
+            "summary": "Make the world as new",
+            "description": "Clears every part of the world but those named in `keep`: `devices` (devices, the tokens they were issued, their topics, offline queues, PubNub registrations, webhook replay ids; the next device is `d1` again), `credentials` (APNs keys, service accounts, access tokens), `chaos` (rules), `appwrite` (projects and their broker connections), `clock` (what `clock` ops added), `log` (entries; seqs go on). The front door, the CA, plugins, the world's broker and `/metrics` counters stay. An empty body keeps nothing. Logged (source `api`, op `reset`) after the log was cleared, and runs the line protocol's `reset` op.",
+            "requestBody": {
+             "required": false,
+             "content": {
+              "application/json": {
+               "schema": {
+                "type": "object",
+                "properties": {
+                 "keep": {
+                  "type": "array",
+                  "items": {
+                   "type": "string",
+                   "enum": [
+                    "devices",
+                    "credentials",
+                    "chaos",
+                    "appwrite",
+                    "clock",
+                    "log"
+                   ]
+                  }
+                 }
+                }
+               }
+              }
+             }
+            },
+            "responses": {
+             "200": {
+              "description": "What went from each part cleared (the clock: milliseconds taken back), and the parts kept.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "cleared",
+                  "kept",
+                  "effect"
+                 ],
+                 "properties": {
+                  "cleared": {
+                   "type": "object",
+                   "additionalProperties": {
+                    "type": "integer"
+                   }
+                  },
+                  "kept": {
+                   "type": "array",
+                   "items": {
+                    "type": "string"
+                   }
+                  },
+                  "effect": {
+                   "type": "string"
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "The body is not a JSON object, or `keep` names no part; nothing changed.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
           "/api/v1/devices": {
            "get": {
             "summary": "The devices, with a cursor",
@@ -525,6 +601,96 @@ enum InspectorOpenAPI {
             }
            }
           },
+          "/api/v1/log.har": {
+           "get": {
+            "summary": "The network requests as HAR 1.2",
+            "description": "The entries `/api/v1/log`'s filters select, oldest first, that came over the network (the line protocol's and the API's own ops are not HTTP exchanges): request, response status, headers and body, and how long the world took over it (`time`, `timings.wait`; the rest are -1 or 0). Secrets are redacted as the log redacts them. `_seq`, `_source` and `_effect` are the log's. Served as a download (`cxshell.har`).",
+            "parameters": [
+             {
+              "$ref": "#/components/parameters/device"
+             },
+             {
+              "$ref": "#/components/parameters/source"
+             },
+             {
+              "$ref": "#/components/parameters/status"
+             },
+             {
+              "$ref": "#/components/parameters/q"
+             },
+             {
+              "name": "after",
+              "in": "query",
+              "schema": {
+               "type": "integer",
+               "minimum": 0,
+               "default": 0
+              },
+              "description": "Entries after this seq."
+             },
+             {
+              "name": "limit",
+              "in": "query",
+              "schema": {
+               "type": "integer",
+               "minimum": 1,
+               "maximum": 100000,
+               "default": 100000
+              },
+              "description": "How many log entries to look at (those that are not network requests count too)."
+             }
+            ],
+            "responses": {
+             "200": {
+              "description": "A HAR 1.2 document.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "log"
+                 ],
+                 "properties": {
+                  "log": {
+                   "type": "object",
+                   "required": [
+                    "version",
+                    "creator",
+                    "entries"
+                   ],
+                   "properties": {
+                    "version": {
+                     "const": "1.2"
+                    },
+                    "creator": {
+                     "type": "object"
+                    },
+                    "entries": {
+                     "type": "array",
+                     "items": {
+                      "type": "object"
+                     }
+                    }
+                   }
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "A bad filter, limit or after.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
           "/api/v1/log/{seq}": {
            "parameters": [
             {
@@ -614,17 +780,14 @@ enum InspectorOpenAPI {
           },
           "/api/v1/credentials": {
            "post": {
-            "summary": "Credentials for hand tests",
-            "description": "`{\"service\":\"apns\"}` (optional `team`, `key_id`): an ES256 key made and registered as `apns_key` does (from then on every provider token's signature is checked) and a provider token signed with it, `iat` now. `{\"service\":\"fcm\",\"project\":…}`: an access token bound to that project, as `/token` issues.",
+            "summary": "Credentials for hand tests and key files for real SDKs",
+            "description": "`{\"service\":\"apns\"}` (optional `team`, `key_id`): an ES256 key made and registered as `apns_key` does (from then on every provider token's signature is checked) and a provider token signed with it, `iat` now. `{\"service\":\"fcm\",\"project\":…}`: an access token bound to that project, as `/token` issues. With `format` the answer is a key file instead, its key made and registered: `\"p8\"` (APNs; optional `team`, `key_id`) answers `{\"key_id\",\"team_id\",\"p8\"}`, `p8` the `.p8` file's PKCS #8 PEM; `\"service_account\"` (FCM, with `project`) answers the service-account JSON Google's console downloads, `private_key` included, which firebase-admin's `credentials.Certificate` loads as it is (`service` may be left out with a `format`).",
             "requestBody": {
              "required": true,
              "content": {
               "application/json": {
                "schema": {
                 "type": "object",
-                "required": [
-                 "service"
-                ],
                 "properties": {
                  "service": {
                   "type": "string",
@@ -641,6 +804,13 @@ enum InspectorOpenAPI {
                  },
                  "project": {
                   "type": "string"
+                 },
+                 "format": {
+                  "type": "string",
+                  "enum": [
+                   "p8",
+                   "service_account"
+                  ]
                  }
                 }
                }
@@ -649,35 +819,89 @@ enum InspectorOpenAPI {
             },
             "responses": {
              "201": {
-              "description": "A ready `authorization` header value.",
+              "description": "A ready `authorization` header value; with `format`, a key file.",
               "content": {
                "application/json": {
                 "schema": {
-                 "type": "object",
-                 "required": [
-                  "authorization"
-                 ],
-                 "properties": {
-                  "authorization": {
-                   "type": "string"
+                 "oneOf": [
+                  {
+                   "type": "object",
+                   "required": [
+                    "authorization"
+                   ],
+                   "properties": {
+                    "authorization": {
+                     "type": "string"
+                    },
+                    "team": {
+                     "type": "string"
+                    },
+                    "key_id": {
+                     "type": "string"
+                    },
+                    "expires_at": {
+                     "type": "string",
+                     "format": "date-time"
+                    },
+                    "project": {
+                     "type": "string"
+                    },
+                    "expires_in": {
+                     "type": "integer"
+                    }
+                   }
                   },
-                  "team": {
-                   "type": "string"
+                  {
+                   "type": "object",
+                   "required": [
+                    "key_id",
+                    "team_id",
+                    "p8"
+                   ],
+                   "properties": {
+                    "key_id": {
+                     "type": "string"
+                    },
+                    "team_id": {
+                     "type": "string"
+                    },
+                    "p8": {
+                     "type": "string"
+                    }
+                   }
                   },
-                  "key_id": {
-                   "type": "string"
-                  },
-                  "expires_at": {
-                   "type": "string",
-                   "format": "date-time"
-                  },
-                  "project": {
-                   "type": "string"
-                  },
-                  "expires_in": {
-                   "type": "integer"
+                  {
+                   "type": "object",
+                   "required": [
+                    "type",
+                    "project_id",
+                    "private_key_id",
+                    "private_key",
+                    "client_email",
+                    "token_uri"
+                   ],
+                   "properties": {
+                    "type": {
+                     "const": "service_account"
+                    },
+                    "project_id": {
+                     "type": "string"
+                    },
+                    "private_key_id": {
+                     "type": "string"
+                    },
+                    "private_key": {
+                     "type": "string"
+                    },
+                    "client_email": {
+                     "type": "string"
+                    },
+                    "token_uri": {
+                     "type": "string"
+                    }
+                   }
                   }
-                 }
+                 ]
                 }
                }
               }
@@ -868,7 +1092,10 @@ enum InspectorOpenAPI {
                },
                "secrets": {
                 "type": "string",
-                "enum": ["redacted", "shown"],
+                "enum": [
+                 "redacted",
+                 "shown"
+                ],
                 "description": "Whether the log shows request secrets redacted (the default) or whole (`--log-secrets`)."
                }
               }

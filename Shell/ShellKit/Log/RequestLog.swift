@@ -56,6 +56,27 @@ public struct RequestLog: Sendable {
         public var chaos: String?
         /// Delivery lines, as written on standard output.
         public var deliveries: [String] = []
+        /// How long the request took in the world, in microseconds.
+        public var microseconds: Int64 = 0
+        /// For a request that came over the network: how it came and what it was
+        /// answered (the HAR export reads them).
+        public var exchange: Exchange?
+
+        /// A network request's transport and its answer.
+        public struct Exchange: Sendable {
+            public var tls: Bool
+            public var http2: Bool
+            public var responseHeaders: [(name: String, value: String)]
+            public var responseBody: [UInt8]
+
+            public init(tls: Bool, http2: Bool, responseHeaders: [(name: String, value: String)], responseBody: [UInt8])
+            {
+                self.tls = tls
+                self.http2 = http2
+                self.responseHeaders = responseHeaders
+                self.responseBody = responseBody
+            }
+        }
 
         public init(request: @escaping @Sendable (inout JSONWriter) -> Void) {
             self.request = request

@@ -31,6 +31,12 @@ public enum ScenarioRunner {
     public static func run(_ scenario: Scenario, plugins: @escaping ExtraPlugins = { _ in {} }) -> ScenarioRun {
         let session = Session()
         session.plugins = plugins
+        return run(scenario, on: session, source: "line")
+    }
+
+    /// Plays `scenario` on a world that is already running (`cxshell serve --fixture`),
+    /// its requests logged as from `source`; stops at the first step that does not match.
+    public static func run(_ scenario: Scenario, on session: Session, source: String) -> ScenarioRun {
         var pattern = Pattern()
         var run = ScenarioRun(scenario: scenario)
         var channels = ChannelSteps()
@@ -59,7 +65,7 @@ public enum ScenarioRunner {
                 run.exchanges.append(.init(step: step, request: step.request, output: [], failure: "\(error)"))
                 return run
             }
-            let output = session.handle(line)
+            let output = session.handle(line: Array(line.utf8), source: source)
             let failure = check(step, output: output, pattern: &pattern)
             run.exchanges.append(.init(step: step, request: line, output: output, failure: failure))
             if failure != nil { return run }

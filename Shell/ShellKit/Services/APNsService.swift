@@ -213,3 +213,18 @@ final class APNsService {
         )
     }
 }
+
+extension APNsService: WorldService {
+    /// Credentials: the signing keys registered; devices: the notifications kept offline.
+    func clear(_ part: WorldPart) -> Int {
+        switch part {
+        case .credentials:
+            defer { keys = APNsProviderTokens() }
+            return keys.keys.count
+        case .devices:
+            defer { stored.removeAll() }
+            return 0
+        default: return 0
+        }
+    }
+}

@@ -501,3 +501,20 @@ final class AppwriteService {
         (try? JSON.parse(arrival.message.payload))?["messageId"]?.stringValue
     }
 }
+
+extension AppwriteService: WorldService {
+    /// Appwrite: every project, its data, and the world's connections to its broker (the
+    /// accounts it made there stay the broker's).
+    func clear(_ part: WorldPart) -> Int {
+        guard part == .appwrite else { return 0 }
+        // The admin's session closes as it goes (DynamicSecurity's deinit).
+        for broker in brokers.values { broker.publisher.close() }
+        defer {
+            projects.removeAll()
+            brokers.removeAll()
+            nextID = 0
+            soonestExpiry = .max
+        }
+        return projects.count
+    }
+}

@@ -323,3 +323,11 @@ struct OfflineQueue {
         return "stored: \(device) is offline; FCM keeps the newest message with collapse_key '\(key)'" + dropped
     }
 }
+
+extension FCMService: WorldService {
+    /// Devices: the messages kept offline (counted with their devices).
+    func clear(_ part: WorldPart) -> Int {
+        if part == .devices { stored.removeAll() }
+        return 0
+    }
+}

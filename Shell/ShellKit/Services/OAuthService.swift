@@ -115,3 +115,15 @@ final class OAuthService {
         )
     }
 }
+
+extension OAuthService: WorldService {
+    /// Credentials: the service-account keys registered and the access tokens issued.
+    func clear(_ part: WorldPart) -> Int {
+        guard part == .credentials else { return 0 }
+        defer {
+            googleKeys.removeAll()
+            accessTokens = AccessTokens(capacity: accessTokens.capacity)
+        }
+        return googleKeys.count + accessTokens.count
+    }
+}

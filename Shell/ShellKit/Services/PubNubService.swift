@@ -310,3 +310,11 @@ final class PubNubService {
         )
     }
 }
+
+extension PubNubService: WorldService {
+    /// Devices: the push registrations of their tokens (counted with their devices).
+    func clear(_ part: WorldPart) -> Int {
+        if part == .devices { registrations = PubNubRegistrations() }
+        return 0
+    }
+}

@@ -80,3 +80,11 @@ final class WebhookService {
         plainAnswer("webhook", Int(name) ?? 503, "the receiver answered \(name)")
     }
 }
+
+extension WebhookService: WorldService {
+    /// Devices: the message ids each recipient has seen (counted with their devices).
+    func clear(_ part: WorldPart) -> Int {
+        if part == .devices { ids.removeAll() }
+        return 0
+    }
+}

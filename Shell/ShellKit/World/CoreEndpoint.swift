@@ -110,6 +110,14 @@ final class CoreEndpoint: Sendable {
         log.withLock { log in log.answers = log.answers.filter { $0.key.device != device } }
     }
 
+    /// Every device left the world (a reset): answers owed and recent deliveries go.
+    func forgetAll() {
+        log.withLock { log in
+            log.answers.removeAll()
+            log.recent.removeAll()
+        }
+    }
+
     /// A device left the world: its recent deliveries go with it.
     func forget(_ device: String) {
         log.withLock { $0.recent[device] = nil }

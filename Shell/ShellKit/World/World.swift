@@ -47,6 +47,9 @@ final class World {
     /// How many connections the front door has open (0 without one).
     var connectionCount: @Sendable () -> Int = { 0 }
 
+    /// The services, each clearing its own state when the world is reset (WorldReset);
+    /// held weakly, since each holds the world.
+    var services: [WeakService] = []
     /// Faults on demand (chaos.md, "Rules"), met by the front door's requests.
     var chaos = ChaosRules()
     /// The loaded libraries' plugins (`cxshell --plugin`), registered on every app host.
@@ -120,9 +123,13 @@ final class World {
     /// Ends a request from `source` (the log's name for its door): counts it, appends its
     /// log entry, and tells whoever waits on the log.
     func finish(source: String, status: Int, deliveries: [String], _ record: () -> RequestLog.Record) {
-        let seconds = Double(Self.monotonicNanoseconds() &- requestStarted) / 1e9
-        metrics.observe(source: source, seconds: seconds, deliveries: deliveries)
-        let seq = log.append(source: source, status: status, at: clock(), record)
+        let nanoseconds = Self.monotonicNanoseconds() &- requestStarted
+        metrics.observe(source: source, seconds: Double(nanoseconds) / 1e9, deliveries: deliveries)
+        let seq = log.append(source: source, status: status, at: clock()) {
+            var made = record()
+            made.microseconds = Int64(nanoseconds / 1000)
+            return made
+        }
         guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
         watchers.appended(entry, in: log)
     }
@@ -189,6 +196,25 @@ final class World {
         if let index = index(of: id) { devices.remove(at: index) }
         if current === device { current = nil }
         return true
+    }
+
+    /// Takes every device out of the world, as `remove(device:)` does one, and forgets
+    /// every token it was ever issued: the next device made is `d1` again. How many went.
+    func removeAllDevices() -> Int {
+        let count = devices.count
+        let now = clock()
+        for device in devices {
+            if device.isInstalled { try? device.uninstall(nowMilliseconds: now) }
+            device.powerOff()
+        }
+        endpoint.forgetAll()
+        devices.removeAll()
+        devicesByID.removeAll()
+        topicSubscribers.removeAll()
+        current = nil
+        lastDeviceNumber = 0
+        registry.removeAll()
+        return count
     }
 
     /// FCM topic → the ids of the devices whose app subscribes to it, kept as topics
@@ -267,6 +293,16 @@ final class World {
     func advance(by milliseconds: Int64) {
         precondition(milliseconds >= 0, "the world's clock never runs backwards")
         advancedMilliseconds += milliseconds
+    }
+
+    /// Takes back what `advance` added: the one time the world's clock may run backwards,
+    /// since a reset world is as new. What had been added, in milliseconds.
+    func resetClock() -> Int64 {
+        defer {
+            advancedMilliseconds = 0
+            lastReading = .min
+        }
+        return advancedMilliseconds
     }
 
     static func monotonicNanoseconds() -> UInt64 {

@@ -46,7 +46,7 @@ final class LineProtocol {
             ("fcm_topic", LineProtocol.fcmTopic), ("apns_key", LineProtocol.apnsKey),
             ("google_key", LineProtocol.googleKey), ("clock", LineProtocol.clock),
             ("network", LineProtocol.network), ("chaos", LineProtocol.chaos),
-            ("appwrite_project", LineProtocol.appwriteProject),
+            ("appwrite_project", LineProtocol.appwriteProject), ("reset", LineProtocol.reset),
         ]
         names = table.map(\.0)
         handlers = Dictionary(uniqueKeysWithValues: table)

@@ -24,6 +24,21 @@ extension LineProtocol {
         reply["rules"] = .array(world.chaos.listed)
     }
 
+    /// `{"op":"reset"}` makes the world as new; `"keep":["credentials",…]` keeps the parts
+    /// named (WorldPart). The reply's `cleared` says how many things went from each part.
+    func reset(_ request: Request, _ reply: inout JSONObject) throws {
+        let keep: Set<WorldPart>
+        switch World.parts(request.fields["keep"]) {
+        case .failure(let refusal): throw request.invalid(refusal.description)
+        case .success(let parts): keep = parts
+        }
+        let kept = WorldPart.allCases.filter(keep.contains).map(\.rawValue)
+        reply["cleared"] = .object(world.reset(keeping: keep))
+        reply["kept"] = .array(kept.map(JSON.string))
+        reply["effect"] = .string(
+            "the world is as new" + (kept.isEmpty ? "" : ", but for its \(kept.joined(separator: ", "))"))
+    }
+
     /// `{"op":"clock"}` reads the world's clock; `advance_ms` (≥ 0) lets time pass at once.
     func clock(_ request: Request, _ reply: inout JSONObject) throws {
         if let value = request.fields["advance_ms"] {
