@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps python-deps build demo test lib c-test rust-test browser-test fuzz-findings transport-test bench bench-scaling fuzz sanitize soak install
+.PHONY: deps python-deps build demo test lib c-test rust-test browser-test fuzz-findings transport-test bench bench-scaling fuzz sanitize soak install package package-test
 
 # The Debian packages the project builds and tests with, each installed only when it is
 # missing: jansson (JSON), OpenSSL (TLS, the front door's test CA, and the command the
@@ -177,3 +177,13 @@ install: deps
 	$(SWIFT) build -c release --product cxshell -Xswiftc -warnings-as-errors
 	mkdir -p $(PREFIX)/bin
 	install -m 0755 .build/release/cxshell $(PREFIX)/bin/cxshell
+
+# cxshell for machines without Swift (Docs/Install.md): build/cxshell_<version>_amd64.deb
+# and build/cxshell-<version>-linux-x86_64.tar.gz, the Swift runtime linked in statically.
+package: deps
+	Packaging/package
+
+# The .deb installed and used in a bare Debian bookworm made with debootstrap (root only).
+package-test: package python-deps
+	@command -v debootstrap >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y debootstrap; }
+	$(SUDO) Packaging/package-test
