@@ -28,6 +28,12 @@ public struct AccessTokens: Sendable {
         self.capacity = capacity
     }
 
+    /// The tokens not yet forgotten, oldest first, with their grants (a world's state file
+    /// keeps them; some may have expired since).
+    public var issuedInOrder: [(token: String, grant: Grant)] {
+        issued[head...].compactMap { token in grants[token].map { (token, $0) } }
+    }
+
     /// How many tokens are live (issued, and not yet found expired or pushed out).
     public var count: Int { grants.count }
 

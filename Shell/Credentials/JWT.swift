@@ -95,6 +95,17 @@ public final class PublicKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(key) }
 
+    /// The key in PEM (`-----BEGIN PUBLIC KEY-----`), as `init(pem:)` reads it back.
+    public var pem: String {
+        guard let bio = BIO_new(BIO_s_mem()) else { return "" }
+        defer { BIO_free(bio) }
+        guard PEM_write_bio_PUBKEY(bio, key) == 1 else { return "" }
+        var text: [UInt8] = []
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        while case let count = BIO_read(bio, &bytes, Int32(bytes.count)), count > 0 { text += bytes[..<Int(count)] }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// Whether `jwt`'s signature is this key's over its signing input: ES256 (the JWT's
     /// raw r‖s turned into DER for OpenSSL) or RS256 (PKCS #1 v1.5), both SHA-256.
     public func verifies(_ jwt: JWT) -> Bool {

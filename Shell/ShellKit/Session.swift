@@ -2,6 +2,7 @@ import CXHost
 import Foundation
 import HTTPMessage
 import MQTTClient
+import OrderedJSON
 import SimulatedDevice
 
 /// One world of simulated devices with its doors (Docs/Architecture.md): the line
@@ -60,6 +61,30 @@ public final class Session {
 
     /// Handles one request given as text.
     public func handle(_ text: String) -> [String] { handle(line: Array(text.utf8)) }
+
+    /// The world as a state document (WorldSnapshot), as `GET /api/v1/snapshot` answers.
+    public func snapshot() -> [UInt8] { WorldSnapshot.document(of: world).compactBytes }
+
+    /// Replaces the world with a state document's; a sentence when the document is
+    /// damaged or from a newer cxshell, and then nothing changed.
+    public func restore(snapshot bytes: [UInt8]) throws(SnapshotRefusal) {
+        let value: JSON
+        do {
+            value = try JSON.parse(bytes)
+        } catch {
+            throw SnapshotRefusal(description: "it is not JSON: \(error)")
+        }
+        do {
+            _ = try WorldSnapshot.restore(value, into: world)
+        } catch {
+            throw SnapshotRefusal(description: error.description)
+        }
+    }
+
+    /// Why a state document was not read.
+    public struct SnapshotRefusal: Error, CustomStringConvertible {
+        public let description: String
+    }
 
     /// The services behind the front door, chosen by host, then by path, and the
     /// inspector; the same validators as the line protocol's.

@@ -80,10 +80,37 @@ public final class Device: PushSystem {
     /// receives what the app's host delivers while a process is alive. `ids` makes its
     /// tokens and ids: a world seeds each device's from one generator of its own rather
     /// than asking the system once per device.
-    public init(
+    public convenience init(
         id: String = "d1", platform: PushPlatform, bundleID: String, options: DeviceOptions = DeviceOptions(),
         ids: IDGenerator = IDGenerator(), registry: TokenRegistry = TokenRegistry(), hub: ChannelHub = ChannelHub(),
         plugins: @escaping ExtraPlugins = { _ in {} }, core: @escaping @Sendable (Delivery) -> Void
+    ) {
+        self.init(
+            id: id, platform: platform, options: options, state: State(bundleID: bundleID, ids: ids),
+            registry: registry, hub: hub, plugins: plugins, core: core)
+        state.withLock { state in
+            issueInstallationID(&state)
+            issueToken(&state)
+        }
+    }
+
+    /// A device as `saved` describes it, after a reboot: powered on, the app not running,
+    /// its tokens the saved ones (the registry holds them already; nothing is issued).
+    public convenience init(
+        id: String, platform: PushPlatform, options: DeviceOptions, saved: Saved, ids: IDGenerator,
+        registry: TokenRegistry, hub: ChannelHub, plugins: @escaping ExtraPlugins,
+        core: @escaping @Sendable (Delivery) -> Void
+    ) {
+        var state = State(bundleID: saved.bundleID, ids: ids)
+        saved.apply(to: &state, platform: platform)
+        self.init(
+            id: id, platform: platform, options: options, state: state, registry: registry, hub: hub, plugins: plugins,
+            core: core)
+    }
+
+    private init(
+        id: String, platform: PushPlatform, options: DeviceOptions, state: State, registry: TokenRegistry,
+        hub: ChannelHub, plugins: @escaping ExtraPlugins, core: @escaping @Sendable (Delivery) -> Void
     ) {
         self.id = id
         self.plugins = plugins
@@ -92,11 +119,7 @@ public final class Device: PushSystem {
         self.options = options
         self.registry = registry
         self.core = core
-        state = Monitor(State(bundleID: bundleID, ids: ids))
-        state.withLock { state in
-            issueInstallationID(&state)
-            issueToken(&state)
-        }
+        self.state = Monitor(state)
     }
 
     /// What the registry records for tokens this install is issued.

@@ -17,6 +17,19 @@ public final class TokenRegistry: Sendable {
         /// When an uninstall or a rotation retired it (ms since 1970); nil while active.
         public var retiredAt: Int64?
 
+        public init(
+            deviceID: String, platform: PushPlatform, bundleID: String, environment: APNsEnvironment, project: String,
+            team: String, retiredAt: Int64?
+        ) {
+            self.deviceID = deviceID
+            self.platform = platform
+            self.bundleID = bundleID
+            self.environment = environment
+            self.project = project
+            self.team = team
+            self.retiredAt = retiredAt
+        }
+
         /// As APNs sees it: only APNs tokens exist for it.
         public var apnsRecord: APNsTokenRecord? {
             guard platform == .ios else { return nil }
@@ -68,6 +81,18 @@ public final class TokenRegistry: Sendable {
             }
         }
     }
+
+    /// Every token and installation id with its entry (a world's state file keeps them),
+    /// in no particular order.
+    public var recorded: (tokens: [(String, Entry)], installationIDs: [(String, Entry)]) {
+        tables.withLock { tables in
+            (tables.tokens.map { ($0.key, $0.value) }, tables.installationIDs.map { ($0.key, $0.value) })
+        }
+    }
+
+    /// Records a token or an installation id read back from a state file.
+    public func restore(token: String, _ entry: Entry) { issue(token: token, to: entry) }
+    public func restore(installationID: String, _ entry: Entry) { issue(installationID: installationID, to: entry) }
 
     /// Forgets every token and installation id: the world was reset (`POST /api/v1/reset`),
     /// and its new devices' tokens are the only ones the services know.

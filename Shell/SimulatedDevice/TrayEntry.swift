@@ -19,12 +19,28 @@ public struct TrayEntry: Sendable, Equatable {
     /// `apns-collapse-id` or `android.notification.tag` (DEL-5).
     public var collapseKey: String?
     public var content: Content
+
+    public init(id: String, title: String?, body: String?, collapseKey: String?, content: Content) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.collapseKey = collapseKey
+        self.content = content
+    }
 }
 
 /// The tray: entries oldest first, collapse by key, ids `t1`, `t2`, … per device.
 struct Tray {
     private(set) var entries: [TrayEntry] = []
-    private var nextID = 1
+    private(set) var nextID = 1
+
+    init() {}
+
+    /// A tray read back from a state file.
+    init(entries: [TrayEntry], nextID: Int) {
+        self.entries = entries
+        self.nextID = max(nextID, 1)
+    }
 
     /// Posts an entry, or replaces the one with the same collapse key (it keeps its
     /// id and becomes the newest). Returns the entry's id and whether it replaced one.

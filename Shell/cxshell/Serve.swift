@@ -10,6 +10,7 @@ enum Serve {
         usage: cxshell serve [--listen ADDRESS:PORT] [--ca-dir DIR] [--keep-running] [--log-max N]
                              [--api-token TOKEN] [--api-host NAME]... [--no-inspector] [--broker]
                              [--log-secrets] [--plugin LIBRARY]... [--fixture FILE]
+                             [--state FILE [--state-every SECONDS]]
 
         Reads protocol requests from standard input, one JSON object per line, and writes
         replies and deliveries to standard output, one JSON object per line. Each request
@@ -59,10 +60,17 @@ enum Serve {
         --fixture FILE plays a scenario file (requests one a line, `{…}` or `op {…}`) on
         the world at start, before the port opens; a refused line stops the start, naming it.
 
+        --state FILE keeps the world across restarts: loaded at start (a damaged file, or
+        one from a newer cxshell, stops the start and is left as it was), then saved
+        atomically at once, every --state-every seconds (default 10) and at every clean
+        stop: devices as after a reboot, their tokens, credentials, chaos rules and the
+        clock's offset (Docs/Install.md). A world loaded from a state file does not play
+        its --fixture again.
+
         Every flag can also come from the environment, for a service's configuration:
         CXSHELL_LISTEN, CXSHELL_CA_DIR, CXSHELL_LOG_MAX, CXSHELL_API_TOKEN, CXSHELL_API_HOST
         (names separated by commas), CXSHELL_PLUGINS (paths separated by colons),
-        CXSHELL_FIXTURE, and the switches CXSHELL_KEEP_RUNNING, CXSHELL_NO_INSPECTOR,
+        CXSHELL_FIXTURE, CXSHELL_STATE, CXSHELL_STATE_EVERY, and the switches CXSHELL_KEEP_RUNNING, CXSHELL_NO_INSPECTOR,
         CXSHELL_BROKER, CXSHELL_LOG_SECRETS (1/true/yes/on or 0/false/no/off). A flag wins
         over its variable; an empty variable counts as unset; a bad value is refused at
         start with a sentence naming the variable (Docs/Install.md).
@@ -113,8 +121,31 @@ enum Serve {
                 return 1
             }
         }
-        // The fixture runs before the port opens: /readyz answering 200 means it ran.
-        if let fixture = options.fixture, let refusal = Self.play(fixture: fixture, on: session) {
+        // A state file is read before anything else touches the world, and written once
+        // at once, so that a path that cannot be written is refused now, not at the stop.
+        var stateFile: StateFile?
+        var kept = false
+        if let path = options.state {
+            let file = StateFile(path: path)
+            switch file.read() {
+            case .failure(let problem): return refuse("the state file \(path) \(problem)")
+            case .success(let bytes?):
+                do {
+                    try session.restore(snapshot: bytes)
+                } catch {
+                    return refuse("the state file \(path) was not loaded (\(error)); it was left as it was")
+                }
+                kept = true
+            case .success(nil): break
+            }
+            if let problem = file.write(session.snapshot()) {
+                return refuse("the state file \(path) cannot be written: \(problem)")
+            }
+            stateFile = file
+        }
+        // The fixture seeds a new world: one kept in a state file was seeded already.
+        // It runs before the port opens: /readyz answering 200 means it ran.
+        if !kept, let fixture = options.fixture, let refusal = Self.play(fixture: fixture, on: session) {
             return refuse(refusal)
         }
         ServeOutput.shared.keepRunning = options.keepRunning
@@ -124,6 +155,25 @@ enum Serve {
         StopSignals.watch { ServeOutput.shared.end() }
         let faults = session.handshakeFaults
         let world = Monitor(ServedSession(session: session))
+        if let stateFile {
+            // Saved at every clean stop, after the last request, and every --state-every s.
+            let closeOutside = ServeOutput.shared.stop
+            ServeOutput.shared.stop = {
+                stateFile.write(world.withLock { $0.session.snapshot() }, last: true)
+                closeOutside()
+            }
+            let every = UInt32(options.stateEvery)
+            Thread.detachNewThread {
+                while true {
+                    sleep(every)
+                    if let problem = stateFile.write(world.withLock { $0.session.snapshot() }) {
+                        FileHandle.standardError.write(
+                            Data("cxshell serve: the state file \(stateFile.path) cannot be written: \(problem)\n".utf8)
+                        )
+                    }
+                }
+            }
+        }
         var door: FrontDoor?
         if let listen = options.listen, let (address, port) = ServeOptions.splitAddress(listen) {
             if let inspector, inspector.token == nil, Self.isLoopback(address) == false {
@@ -289,7 +339,9 @@ final class ServeOutput: @unchecked Sendable {
 
     func readerWent() {
         lock.withLock { gone = true }
-        if !keepRunning { end() }
+        // The writer holds the world's lock, which the stop's last save takes: end on a
+        // thread of its own while the writer lets go.
+        if !keepRunning { Thread.detachNewThread { self.end() } }
     }
 
     /// Stops the world's outside parts and exits 0, from any thread: nothing the shell

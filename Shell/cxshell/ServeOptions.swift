@@ -14,6 +14,8 @@ struct ServeOptions: Equatable {
     var broker = false
     var logSecrets = false
     var plugins: [String] = []
+    var state: String?
+    var stateEvery = 10
     var fixture: String?
 
     /// Each variable, the flag it stands for, and how it is read (Docs/Install.md).
@@ -28,6 +30,8 @@ struct ServeOptions: Equatable {
         ("CXSHELL_BROKER", "--broker", .boolean),
         ("CXSHELL_LOG_SECRETS", "--log-secrets", .boolean),
         ("CXSHELL_PLUGINS", "--plugin", .list(":")),
+        ("CXSHELL_STATE", "--state", .value),
+        ("CXSHELL_STATE_EVERY", "--state-every", .value),
         ("CXSHELL_FIXTURE", "--fixture", .value),
     ]
 
@@ -49,7 +53,8 @@ struct ServeOptions: Equatable {
             switch argument {
             case "--keep-running", "--no-inspector", "--broker", "--log-secrets":
                 given.append((argument, nil, argument))
-            case "--listen", "--ca-dir", "--log-max", "--api-token", "--api-host", "--plugin", "--fixture":
+            case "--listen", "--ca-dir", "--log-max", "--api-token", "--api-host", "--plugin", "--fixture", "--state",
+                "--state-every":
                 given.append((argument, rest.popFirst(), argument))
             default:
                 return .failure(Refusal("unknown argument '\(argument)'"))
@@ -116,6 +121,14 @@ struct ServeOptions: Equatable {
         case "--plugin":
             guard let value, !value.isEmpty else { return refuse("the path of a shared library") }
             plugins.append(value)
+        case "--state":
+            guard let value, !value.isEmpty else { return refuse("the path of a state file") }
+            state = value
+        case "--state-every":
+            guard let seconds = value.flatMap({ Int($0) }), (1...86_400).contains(seconds) else {
+                return refuse("a number of seconds from 1 to 86400")
+            }
+            stateEvery = seconds
         case "--fixture":
             guard let value, !value.isEmpty else { return refuse("the path of a fixture file") }
             fixture = value

@@ -515,7 +515,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 21)
+        #expect(checked == 23)
         #expect(shell.stop() == 0)
     }
 

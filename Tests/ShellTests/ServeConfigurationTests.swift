@@ -58,6 +58,7 @@ import Testing
         (["CXSHELL_LISTEN": "8443"], "CXSHELL_LISTEN is '8443': it takes ADDRESS:PORT (a port from 0 to 65535)"),
         (["CXSHELL_BROKER": "maybe"], "CXSHELL_BROKER is 'maybe': it takes 1, true, yes or on, or 0, false, no or off"),
         (["CXSHELL_LISTEN": "10.1.2.3:0", "CXSHELL_NO_INSPECTOR": "no"], "is not a loopback address"),
+        (["CXSHELL_STATE_EVERY": "0"], "CXSHELL_STATE_EVERY is '0': it takes a number of seconds from 1 to 86400"),
         (["CXSHELL_PLUGINS": "/nowhere/libnone.so"], "/nowhere/libnone.so"),
         (["CXSHELL_FIXTURE": "/nowhere/fixture.cxs"], "the fixture /nowhere/fixture.cxs cannot be read"),
     ])

@@ -32,8 +32,8 @@ public struct InspectorSettings: Sendable {
 /// What the inspector serves (inspector.md, "Where it is served"), by path without its
 /// query; nil for a path it does not have.
 enum InspectorResource: Equatable {
-    case page, favicon, health, metrics, openAPI, requests, world, reset, devices, log, logHAR, stream, credentials,
-        chaos
+    case page, favicon, health, metrics, openAPI, requests, world, reset, snapshot, devices, log, logHAR, stream
+    case credentials, chaos
     case device(String)
     case chaosRule(String)
     case entry(String)
@@ -49,6 +49,7 @@ enum InspectorResource: Equatable {
         case ["api", "v1", "requests"]: self = .requests
         case ["api", "v1", "world"]: self = .world
         case ["api", "v1", "reset"]: self = .reset
+        case ["api", "v1", "snapshot"]: self = .snapshot
         case ["api", "v1", "devices"]: self = .devices
         case ["api", "v1", "log"]: self = .log
         case ["api", "v1", "log.har"]: self = .logHAR
@@ -172,6 +173,12 @@ final class Inspector {
         case ("POST", .requests): return runLines(request.body)
         case ("GET", .world): return summary()
         case ("POST", .reset): return reset(request.body)
+        case ("GET", .snapshot):
+            return InspectorAnswer(
+                response: HTTPResponse(
+                    status: 200, headers: InspectorAnswer.jsonHeaders,
+                    body: WorldSnapshot.document(of: world).compactBytes))
+        case ("POST", .snapshot): return restore(request.body)
         case ("GET", .devices): return listDevices(query)
         case ("POST", .devices): return createDevices(request.body)
         case ("GET", .device(let id)): return showDevice(id)
@@ -257,6 +264,23 @@ final class Inspector {
     }
 
     // MARK: The world and its devices
+
+    /// `POST /api/v1/snapshot`: the world replaced by a state document's (the log stays);
+    /// a damaged or newer document is refused and changes nothing.
+    private func restore(_ body: [UInt8]) -> InspectorAnswer {
+        guard let value = try? JSON.parse(body) else { return .error(400, "the body is not JSON") }
+        let counts: JSONObject
+        do {
+            counts = try WorldSnapshot.restore(value, into: world)
+        } catch {
+            return .error(400, error.description)
+        }
+        let effect = "the world was replaced by the snapshot: \(counts["devices"]?.integerValue ?? 0) devices"
+        var answer = InspectorAnswer.json(
+            200, JSONObject([("restored", .object(counts)), ("effect", .string(effect))]))
+        answer.lines = [report("snapshot", status: 200, effect: effect)]
+        return answer
+    }
 
     /// `POST /api/v1/reset`: the `reset` op (an empty body keeps nothing); its reply's
     /// `cleared` and `kept`, logged after the log itself was cleared.

@@ -257,6 +257,141 @@ enum InspectorOpenAPI {
             }
            }
           },
+          "/api/v1/snapshot": {
+           "get": {
+            "summary": "The world as a state document",
+            "description": "What `cxshell serve --state FILE` saves: devices as after a reboot (iOS keeps its tray, Android clears it; apps not running), every token issued, credentials, chaos rules and the clock's offset. Not kept: channel registrations, offline queues, Appwrite projects, the log.",
+            "responses": {
+             "200": {
+              "description": "The document.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "cxshell_state"
+                 ],
+                 "properties": {
+                  "cxshell_state": {
+                   "type": "integer",
+                   "description": "The format (1); a newer number is refused."
+                  },
+                  "saved_at": {
+                   "type": "string",
+                   "format": "date-time"
+                  },
+                  "devices": {
+                   "type": "object",
+                   "description": "`last_number`, `list` (each device after a reboot: platform, options, install, permission, token, fid, topics, the app's stored token, the iOS tray), `tokens` (every token and installation id issued, retired ones with `retired_at`)."
+                  },
+                  "credentials": {
+                   "type": "object",
+                   "description": "`apns_keys`, `google_keys` (public keys in PEM) and `access_tokens`."
+                  },
+                  "chaos": {
+                   "type": "object",
+                   "description": "`rules` as listed (with `remaining`) and `last_id`."
+                  },
+                  "clock": {
+                   "type": "object",
+                   "description": "`advanced_ms`."
+                  }
+                 }
+                }
+               }
+              }
+             }
+            }
+           },
+           "post": {
+            "summary": "Replace the world with a state document",
+            "description": "The world as the document says (what it does not keep is cleared, as a reset clears it; the log stays). A document that is not JSON, not a state document, from a newer format, or with a value that does not read is refused with a sentence naming it, and nothing changes. Logged (source `api`, op `snapshot`).",
+            "requestBody": {
+             "required": true,
+             "content": {
+              "application/json": {
+               "schema": {
+                "type": "object",
+                "required": [
+                 "cxshell_state"
+                ],
+                "properties": {
+                 "cxshell_state": {
+                  "type": "integer",
+                  "description": "The format (1); a newer number is refused."
+                 },
+                 "saved_at": {
+                  "type": "string",
+                  "format": "date-time"
+                 },
+                 "devices": {
+                  "type": "object",
+                  "description": "`last_number`, `list` (each device after a reboot: platform, options, install, permission, token, fid, topics, the app's stored token, the iOS tray), `tokens` (every token and installation id issued, retired ones with `retired_at`)."
+                 },
+                 "credentials": {
+                  "type": "object",
+                  "description": "`apns_keys`, `google_keys` (public keys in PEM) and `access_tokens`."
+                 },
+                 "chaos": {
+                  "type": "object",
+                  "description": "`rules` as listed (with `remaining`) and `last_id`."
+                 },
+                 "clock": {
+                  "type": "object",
+                  "description": "`advanced_ms`."
+                 }
+                }
+               }
+              }
+             }
+            },
+            "responses": {
+             "200": {
+              "description": "How many devices and rules the world now has, and its clock's offset.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "restored",
+                  "effect"
+                 ],
+                 "properties": {
+                  "restored": {
+                   "type": "object",
+                   "properties": {
+                    "devices": {
+                     "type": "integer"
+                    },
+                    "rules": {
+                     "type": "integer"
+                    },
+                    "advanced_ms": {
+                     "type": "integer"
+                    }
+                   }
+                  },
+                  "effect": {
+                   "type": "string"
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "description": "The document was refused; nothing changed.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
           "/api/v1/devices": {
            "get": {
             "summary": "The devices, with a cursor",

@@ -215,6 +215,31 @@ final class APNsService {
 }
 
 extension APNsService: WorldService {
+    /// Credentials: the signing keys' public halves.
+    func save(_ part: WorldPart) -> JSONObject {
+        guard part == .credentials else { return JSONObject() }
+        let saved = keys.keys.values.sorted { $0.keyID < $1.keyID }.map { key in
+            JSON.object(
+                JSONObject([
+                    ("key_id", .string(key.keyID)), ("team", .string(key.team)),
+                    ("public_key", .string(key.publicKey.pem)),
+                ]))
+        }
+        return JSONObject([("apns_keys", .array(saved))])
+    }
+
+    func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
+        guard part == .credentials else { return nil }
+        var read: [APNsProviderTokens.Key] = []
+        for key in try saved.objects("apns_keys") {
+            guard let publicKey = PublicKey(pem: try key.string("public_key")), publicKey.kind == .ecP256 else {
+                throw key.wrong("public_key", "an EC P-256 public key in PEM")
+            }
+            read.append(.init(keyID: try key.string("key_id"), team: try key.string("team"), publicKey: publicKey))
+        }
+        return { [self] in for key in read { keys.register(key) } }
+    }
+
     /// Credentials: the signing keys registered; devices: the notifications kept offline.
     func clear(_ part: WorldPart) -> Int {
         switch part {

@@ -117,6 +117,51 @@ final class OAuthService {
 }
 
 extension OAuthService: WorldService {
+    /// Credentials: the service accounts' public keys and the access tokens issued.
+    func save(_ part: WorldPart) -> JSONObject {
+        guard part == .credentials else { return JSONObject() }
+        let accounts = googleKeys.sorted { $0.key < $1.key }.map { email, account in
+            JSON.object(
+                JSONObject([
+                    ("client_email", .string(email)), ("project", .string(account.project)),
+                    ("public_key", .string(account.key.pem)),
+                ]))
+        }
+        let tokens = accessTokens.issuedInOrder.map { issued in
+            JSON.object(
+                JSONObject([
+                    ("token", .string(issued.token)), ("expires_ms", .integer(issued.grant.expires)),
+                    ("project", issued.grant.project.map(JSON.string) ?? .null),
+                ]))
+        }
+        return JSONObject([("google_keys", .array(accounts)), ("access_tokens", .array(tokens))])
+    }
+
+    func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
+        guard part == .credentials else { return nil }
+        var accounts: [(email: String, key: PublicKey, project: String)] = []
+        for account in try saved.objects("google_keys") {
+            guard let key = PublicKey(pem: try account.string("public_key")), key.kind == .rsa else {
+                throw account.wrong("public_key", "an RSA public key in PEM")
+            }
+            accounts.append((try account.string("client_email"), key, try account.string("project")))
+        }
+        var tokens: [(token: String, grant: AccessTokens.Grant)] = []
+        for token in try saved.objects("access_tokens") {
+            tokens.append(
+                (
+                    try token.string("token"),
+                    AccessTokens.Grant(
+                        expires: try token.integer("expires_ms"), project: try token.optionalString("project"))
+                ))
+        }
+        return { [self] in
+            for account in accounts { register(email: account.email, key: account.key, project: account.project) }
+            let now = world.clock()
+            for token in tokens { accessTokens.issue(token.token, token.grant, now: now) }
+        }
+    }
+
     /// Credentials: the service-account keys registered and the access tokens issued.
     func clear(_ part: WorldPart) -> Int {
         guard part == .credentials else { return 0 }

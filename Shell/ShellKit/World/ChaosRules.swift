@@ -103,6 +103,13 @@ struct ChaosRules {
 
     /// Adds a rule from its JSON; the rule as listed (with its `id`), or why not.
     mutating func add(_ object: JSONObject) throws(Refusal) -> JSONObject {
+        let text = try adding(object)
+        publishHandshakeFaults()
+        return text
+    }
+
+    /// `add` without telling the front door's thread.
+    private mutating func adding(_ object: JSONObject) throws(Refusal) -> JSONObject {
         for key in object.orderedKeys where !Self.ruleKeys.contains(key) {
             throw Refusal(message: "a rule has no \"\(key)\"; it takes \(Self.ruleKeys.joined(separator: ", "))")
         }
@@ -180,9 +187,39 @@ struct ChaosRules {
                 id: "c\(lastID)", service: service, match: match, probability: probability,
                 remaining: count, then: outcome, retryAfterSeconds: retryAfter, text: text,
                 generator: IDGenerator(seed: UInt64(seed))))
-        publishHandshakeFaults()
         return text
     }
+
+    /// The rules as a state file keeps them (as listed), and the last id given.
+    var saved: JSONObject { JSONObject([("rules", .array(listed)), ("last_id", .integer(Int64(lastID)))]) }
+
+    /// These rules replaced by the ones `saved` lists, each with its id and what remains of
+    /// its count; a rule refused names its id, and nothing is published until `publish`.
+    func restored(from saved: JSONObject) throws(Refusal) -> ChaosRules {
+        var rules = self
+        rules.rules.removeAll()
+        for case .object(let rule) in saved["rules"]?.arrayValue ?? [] {
+            guard let id = rule["id"]?.stringValue, id.hasPrefix("c"), let number = Int(id.dropFirst()), number > 0
+            else { throw Refusal(message: "a saved chaos rule has no id cN: \(JSON.object(rule).compactText)") }
+            // As it was added, in its order, with what remains of its count as its count.
+            var object = JSONObject()
+            for (key, value) in rule where key != "id" && key != "remaining" {
+                object[key] = key == "count" ? (rule["remaining"] ?? value) : value
+            }
+            rules.lastID = number - 1
+            do {
+                _ = try rules.adding(object)
+            } catch {
+                throw Refusal(message: "saved chaos rule \(id): \(error.message)")
+            }
+        }
+        let last = saved["last_id"]?.integerValue.map(Int.init) ?? 0
+        rules.lastID = Swift.max(rules.lastID, last)
+        return rules
+    }
+
+    /// Tells the front door's thread which services fail handshakes now.
+    func publish() { publishHandshakeFaults() }
 
     /// Removes a rule by id (`all`: every rule); false when there is none.
     mutating func remove(_ id: String) -> Bool {

@@ -176,6 +176,27 @@ final class World {
         return device
     }
 
+    /// The number in the last device id given.
+    var lastDevice: Int { lastDeviceNumber }
+
+    /// Puts back a device a state document kept (its tokens are in the registry already),
+    /// with its topics indexed; it becomes the current one.
+    func adopt(_ id: String, platform: PushPlatform, options: DeviceOptions, saved: Device.Saved) {
+        let device = Device(
+            id: id, platform: platform, options: options, saved: saved, ids: IDGenerator(seed: deviceSeeds.next()),
+            registry: registry, hub: hub, plugins: plugins, core: endpoint.receiver(for: id))
+        let at =
+            devices.firstIndex { (Self.deviceNumber($0.id) ?? 0) > (Self.deviceNumber(id) ?? 0) } ?? devices.endIndex
+        devices.insert(device, at: at)
+        devicesByID[id] = device
+        for topic in saved.topics { topicSubscribers[topic, default: []].insert(id) }
+        lastDeviceNumber = max(lastDeviceNumber, Self.deviceNumber(id) ?? 0)
+        current = device
+    }
+
+    /// The next device made is numbered after `number` at least: ids are not reused.
+    func continueNumbering(after number: Int) { lastDeviceNumber = max(lastDeviceNumber, number) }
+
     /// Room for `count` more devices of one platform, for a fleet made in bulk: the
     /// tables that hash (a dictionary's capacity grows by powers of two, so many small
     /// batches do not copy it each time, as an array's exact `reserveCapacity` would).

@@ -23,6 +23,17 @@ enum WorldPart: String, CaseIterable, Sendable {
 /// many things went.
 protocol WorldService: AnyObject {
     func clear(_ part: WorldPart) -> Int
+    /// The members this service adds to `part` in a state document (WorldSnapshot).
+    func save(_ part: WorldPart) -> JSONObject
+    /// Reads back what `save` wrote, changing nothing: the change to make after a reset.
+    func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)?
+}
+
+extension WorldService {
+    func save(_ part: WorldPart) -> JSONObject { JSONObject() }
+    func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
+        nil
+    }
 }
 
 /// A service the world reaches without keeping it alive (the session owns it).

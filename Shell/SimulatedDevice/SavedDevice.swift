@@ -1,0 +1,64 @@
+import PushPlugin
+
+extension Device {
+    /// What a device keeps across a restart of the world (`cxshell serve --state`), as the
+    /// phone keeps it across a reboot: the install, the permission, its token and
+    /// installation id, topics, the app's own storage, and the tray by the OS's rule (iOS
+    /// keeps delivered notifications, Android clears them). The app does not run after a
+    /// reboot; its channel registrations are not kept (Docs/Install.md).
+    public struct Saved: Sendable, Equatable {
+        public var installed: Bool
+        public var bundleID: String
+        public var permission: PushAuthorization
+        public var userGrants: Bool
+        public var token: String?
+        public var installationID: String?
+        public var topics: [String]
+        public var storedToken: String?
+        public var tray: [TrayEntry]
+        public var nextTrayID: Int
+        public var nextMessage: Int
+
+        public init(
+            installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
+            installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
+            nextMessage: Int
+        ) {
+            self.installed = installed
+            self.bundleID = bundleID
+            self.permission = permission
+            self.userGrants = userGrants
+            self.token = token
+            self.installationID = installationID
+            self.topics = topics
+            self.storedToken = storedToken
+            self.tray = tray
+            self.nextTrayID = nextTrayID
+            self.nextMessage = nextMessage
+        }
+
+        func apply(to state: inout State, platform: PushPlatform) {
+            state.installed = installed
+            state.authorization = permission
+            state.userGrants = userGrants
+            state.token = token
+            state.installationID = installationID
+            state.topics = Set(topics)
+            state.storedToken = storedToken
+            state.tray = Tray(entries: platform == .android ? [] : tray, nextID: nextTrayID)
+            state.nextMessage = max(nextMessage, 1)
+        }
+    }
+
+    /// The device as a restart of the world keeps it (the OS's rule applied to the tray).
+    public var saved: Saved {
+        state.withLock { state in
+            Saved(
+                installed: state.installed, bundleID: state.bundleID, permission: state.authorization,
+                userGrants: state.userGrants, token: state.token, installationID: state.installationID,
+                topics: state.topics.sorted(), storedToken: state.storedToken,
+                tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
+                nextMessage: state.nextMessage)
+        }
+    }
+}
