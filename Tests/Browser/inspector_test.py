@@ -163,6 +163,35 @@ def a_token_guarded_world_opens_by_signing_in(page, shell):
         guarded.stop()
 
 
+def key_files_download_and_register(page, shell):
+    """The page saves a service-account JSON and a .p8 as downloads, each registered."""
+    apns_keys_before = len(shell.api("GET", "/api/v1/snapshot")["credentials"]["apns_keys"])
+    page.goto(shell.base + "/")
+    page.get_by_label("Key file").select_option("service_account")
+    page.get_by_label("Firebase project").fill("demo-app")
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Download key file").click()
+    download = saved.value
+    assert download.suggested_filename == "service-account-demo-app.json", download.suggested_filename
+    account = json.loads(open(download.path()).read())
+    assert account["type"] == "service_account" and account["project_id"] == "demo-app", account
+    assert account["private_key"].startswith("-----BEGIN PRIVATE KEY-----"), account
+    expect(page.locator("#message")).to_contain_text("registered")
+    page.get_by_label("Key file").select_option("p8")
+    expect(page.get_by_label("Firebase project")).to_be_hidden()
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Download key file").click()
+    download = saved.value
+    assert re.fullmatch(r"AuthKey_CXSHELL\d+\.p8", download.suggested_filename), download.suggested_filename
+    assert open(download.path()).read().startswith("-----BEGIN PRIVATE KEY-----\n")
+    page.screenshot(path=os.path.join(SHOTS, "inspector-key-files.png"))
+    keys = shell.api("GET", "/api/v1/snapshot")["credentials"]
+    assert [account["client_email"] for account in keys["google_keys"]] == [account["client_email"]], keys
+    assert len(keys["apns_keys"]) == apns_keys_before + 1, keys
+    # The other checks send unsigned: forget the keys.
+    shell.api("POST", "/api/v1/reset", {"keep": ["devices", "chaos", "appwrite", "clock", "log"]})
+
+
 def ten_thousand_devices(page, shell):
     made = shell.api("POST", "/api/v1/devices", {"platform": "android", "count": 10000})
     assert len(made["devices"]) == 10000, len(made["devices"])
@@ -189,7 +218,7 @@ def main():
     work = os.path.join(ROOT, "build", "browser")
     os.makedirs(work, exist_ok=True)
     checks = [seed_checks_by_clicking, outside_push_appears_live, a_token_guarded_world_opens_by_signing_in,
-              ten_thousand_devices]
+              key_files_download_and_register, ten_thousand_devices]
     passed = failed = 0
     shell = Shell(work)
     try:

@@ -52,6 +52,7 @@ enum InspectorPage {
         #log-table tbody tr.entry { cursor: pointer; } #log-table tbody tr.entry:hover { background: #f1f4fb; }
         #message { min-height: 1.2em; }
         .error { color: var(--bad); }
+        #key-files [hidden] { display: none; }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
         </style>
         </head>
@@ -77,6 +78,11 @@ enum InspectorPage {
               <label>New device <select id="new-platform"><option>ios</option><option>android</option><option>web</option></select></label>
               <label>Count <input id="new-count" type="number" min="1" max="100000" value="1" style="width:5.5rem"></label>
               <button class="primary" type="submit">Add, ready</button>
+            </form>
+            <form class="row" id="key-files">
+              <label>Key file <select id="key-format"><option value="service_account">Firebase account key (JSON)</option><option value="p8">APNs signing key (.p8)</option></select></label>
+              <label>Firebase project <input id="key-project" value="cxshell" size="10"></label>
+              <button type="submit">Download key file</button>
             </form>
             <table id="devices" aria-label="Devices">
               <thead><tr><th scope="col">Device</th><th scope="col">Platform</th><th scope="col">State</th><th scope="col">Tray</th></tr></thead>
@@ -314,6 +320,28 @@ enum InspectorPage {
             }
             $("curl").textContent = text; $("curl").hidden = false;
             say("Credentials made and registered: from now on the world checks signatures.");
+          } catch (x) { say(x.message, true); }
+        });
+
+        // ---- key files for real SDKs: made, registered, and saved by the browser ----
+        $("key-format").addEventListener("change", () => {
+          $("key-project").closest("label").hidden = $("key-format").value !== "service_account";
+        });
+        $("key-files").addEventListener("submit", async (e) => {
+          e.preventDefault();
+          const format = $("key-format").value;
+          try {
+            const request = format === "p8" ? { format } : { format, project: $("key-project").value };
+            const file = await api("POST", "/api/v1/credentials", request);
+            const [name, text] = format === "p8"
+              ? [`AuthKey_${file.key_id}.p8`, file.p8]
+              : [`service-account-${file.project_id}.json`, JSON.stringify(file, null, 2) + "\n"];
+            const link = el("a", { href: URL.createObjectURL(new Blob([text])), download: name });
+            document.body.append(link); link.click(); link.remove();
+            setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+            say(format === "p8"
+              ? `Saved ${name}: key ${file.key_id} of team ${file.team_id}, registered; from now on provider tokens' signatures are checked.`
+              : `Saved ${name}: ${file.client_email}, registered; from now on assertions' signatures are checked.`);
           } catch (x) { say(x.message, true); }
         });
 
