@@ -77,9 +77,13 @@ public final class PublicKey: @unchecked Sendable {
     /// Reads a PEM public key (`-----BEGIN PUBLIC KEY-----`); nil when it is not one,
     /// or not of a kind the services use (EC P-256 for APNs, RSA for Google).
     public init?(pem: String) {
-        guard let bio = pem.withCString({ BIO_new_mem_buf($0, Int32(strlen($0))) }) else { return nil }
-        defer { BIO_free(bio) }
-        guard let key = PEM_read_bio_PUBKEY(bio, nil, nil, nil) else {
+        // The BIO reads the text in place, so the read happens while the text is lent.
+        let read = pem.withCString { text -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(text, Int32(strlen(text))) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
+        }
+        guard let key = read else {
             ERR_clear_error()
             return nil
         }

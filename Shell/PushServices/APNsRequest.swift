@@ -127,6 +127,19 @@ public struct APNsNotification: Sendable, Equatable {
     /// `apns-expiration` (UNIX seconds): until when APNs stores it for an offline device;
     /// 0: tried once, never stored; nil: stored as APNs's storage policy says.
     public var expiration: Int64? = nil
+
+    public init(
+        token: String, apnsID: String?, pushType: String?, priority: Int, collapseID: String?, payload: JSONObject,
+        expiration: Int64? = nil
+    ) {
+        self.token = token
+        self.apnsID = apnsID
+        self.pushType = pushType
+        self.priority = priority
+        self.collapseID = collapseID
+        self.payload = payload
+        self.expiration = expiration
+    }
 }
 
 extension APNsNotification {

@@ -55,6 +55,22 @@ public struct FCMMessage: Sendable, Equatable {
     /// `android.ttl` in seconds: how long FCM keeps it for an offline device (0: now or
     /// never); nil: FCM's default, 4 weeks.
     public var ttlSeconds: Double? = nil
+
+    public init(
+        target: FCMTarget, validateOnly: Bool = false, data: JSONObject, title: String?, body: String?, tag: String?,
+        collapseKey: String?, priority: String?, isNotificationMessage: Bool, ttlSeconds: Double? = nil
+    ) {
+        self.target = target
+        self.validateOnly = validateOnly
+        self.data = data
+        self.title = title
+        self.body = body
+        self.tag = tag
+        self.collapseKey = collapseKey
+        self.priority = priority
+        self.isNotificationMessage = isNotificationMessage
+        self.ttlSeconds = ttlSeconds
+    }
 }
 
 extension FCMRequest {

@@ -3,8 +3,8 @@ import PushPlugin
 extension Device {
     /// What a device keeps across a restart of the world (`cxshell serve --state`), as the
     /// phone keeps it across a reboot: the install, the permission, its token and
-    /// installation id, topics, the app's own storage, and the tray by the OS's rule (iOS
-    /// keeps delivered notifications, Android clears them). The app does not run after a
+    /// installation id, topics, the app's own storage, flight mode, and the tray by the
+    /// OS's rule (iOS keeps delivered notifications, Android clears them). The app does not run after a
     /// reboot; its channel registrations are not kept (Docs/Install.md).
     public struct Saved: Sendable, Equatable {
         public var installed: Bool
@@ -18,11 +18,13 @@ extension Device {
         public var tray: [TrayEntry]
         public var nextTrayID: Int
         public var nextMessage: Int
+        /// Flight mode is kept across a reboot.
+        public var online: Bool
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
-            nextMessage: Int
+            nextMessage: Int, online: Bool = true
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -35,6 +37,7 @@ extension Device {
             self.tray = tray
             self.nextTrayID = nextTrayID
             self.nextMessage = nextMessage
+            self.online = online
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -47,6 +50,7 @@ extension Device {
             state.storedToken = storedToken
             state.tray = Tray(entries: platform == .android ? [] : tray, nextID: nextTrayID)
             state.nextMessage = max(nextMessage, 1)
+            state.channels.offline = !online
         }
     }
 
@@ -58,7 +62,7 @@ extension Device {
                 userGrants: state.userGrants, token: state.token, installationID: state.installationID,
                 topics: state.topics.sorted(), storedToken: state.storedToken,
                 tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
-                nextMessage: state.nextMessage)
+                nextMessage: state.nextMessage, online: !state.channels.offline)
         }
     }
 }

@@ -25,9 +25,13 @@ final class ProviderTokenSigner: @unchecked Sendable {
 
     /// A backend holding a `.p8` file: its PKCS #8 PEM, as Apple hands it out.
     init?(p8: String, keyID: String, team: String) {
-        let bio = BIO_new_mem_buf(p8, Int32(p8.utf8.count))
-        defer { BIO_free(bio) }
-        guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else { return nil }
+        // The BIO reads the text in place: it must outlive the read.
+        let read = p8.withCString { text -> OpaquePointer? in
+            let bio = BIO_new_mem_buf(text, Int32(strlen(text)))
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        guard let key = read else { return nil }
         self.key = key
         self.keyID = keyID
         self.team = team

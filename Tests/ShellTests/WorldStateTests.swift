@@ -84,6 +84,34 @@ import Testing
         #expect(try reply(new, #"{"op":"device","platform":"web"}"#)["device"] == "d3")
     }
 
+    @Test func anOfflinePhoneStaysOfflineAndGetsWhatTheServicesKeptWhenItIsBack() throws {
+        let old = Session()
+        _ = try reply(old, #"{"op":"device","platform":"ios"}"#)
+        _ = try reply(old, #"{"op":"device","platform":"android"}"#)
+        let android = try #require(try reply(old, #"{"op":"state"}"#)["token"]?.stringValue)
+        for device in ["d1", "d2"] { _ = try reply(old, #"{"op":"network","device":"\#(device)","online":false}"#) }
+        let stored = try reply(
+            old,
+            #"{"op":"apns","device":"d1","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"while away"}}}"#
+        )
+        #expect(stored["effect"]?.stringValue?.hasPrefix("stored: d1 is offline") == true, "\(stored)")
+        for score in ["1-0", "2-0"] {
+            _ = try reply(
+                old,
+                #"{"op":"fcm","body":{"message":{"token":"\#(android)","notification":{"title":"\#(score)"},"android":{"collapse_key":"score","ttl":"3600s"}}}}"#
+            )
+        }
+        let new = Session()
+        try new.restore(snapshot: old.snapshot())
+        let apns = try reply(new, #"{"op":"network","device":"d1","online":true}"#)
+        // "back online": it was still offline after the restart.
+        #expect(
+            apns["effect"]?.stringValue?.hasPrefix("d1 is back online; APNs delivered the stored notification") == true,
+            "\(apns)")
+        let fcm = try reply(new, #"{"op":"network","device":"d2","online":true}"#)
+        #expect(fcm["effect"]?.stringValue?.hasPrefix("d2 is back online; FCM delivered 1") == true, "\(fcm)")
+    }
+
     @Test(arguments: [
         ("not json", "it is not JSON"),
         (#"[1]"#, "a state document is a JSON object"),

@@ -215,8 +215,25 @@ final class APNsService {
 }
 
 extension APNsService: WorldService {
-    /// Credentials: the signing keys' public halves.
+    /// Credentials: the signing keys' public halves; devices: what is kept offline.
     func save(_ part: WorldPart) -> JSONObject {
+        if part == .devices {
+            let kept = stored.sorted { $0.key < $1.key }.map { device, kept in
+                let notification = kept.notification
+                return JSON.object(
+                    JSONObject([
+                        ("device", .string(device)), ("token", .string(notification.token)),
+                        ("apns_id", notification.apnsID.map(JSON.string) ?? .null),
+                        ("push_type", notification.pushType.map(JSON.string) ?? .null),
+                        ("priority", .integer(Int64(notification.priority))),
+                        ("collapse_id", notification.collapseID.map(JSON.string) ?? .null),
+                        ("payload", .object(notification.payload)),
+                        ("expiration", notification.expiration.map(JSON.integer) ?? .null),
+                        ("until", .integer(kept.until)),
+                    ]))
+            }
+            return JSONObject([("apns_offline", .array(kept))])
+        }
         guard part == .credentials else { return JSONObject() }
         let saved = keys.keys.values.sorted { $0.keyID < $1.keyID }.map { key in
             JSON.object(
@@ -229,6 +246,19 @@ extension APNsService: WorldService {
     }
 
     func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
+        if part == .devices {
+            var kept: [(String, (notification: APNsNotification, until: Int64))] = []
+            for item in try saved.objects("apns_offline") {
+                guard let payload = try item.object("payload") else { throw item.wrong("payload", "an object") }
+                let notification = APNsNotification(
+                    token: try item.string("token"), apnsID: try item.optionalString("apns_id"),
+                    pushType: try item.optionalString("push_type"), priority: Int(try item.integer("priority")),
+                    collapseID: try item.optionalString("collapse_id"), payload: payload.object,
+                    expiration: try item.optionalInteger("expiration"))
+                kept.append((try item.string("device"), (notification, try item.integer("until"))))
+            }
+            return { [self] in for (device, notification) in kept { stored[device] = notification } }
+        }
         guard part == .credentials else { return nil }
         var read: [APNsProviderTokens.Key] = []
         for key in try saved.objects("apns_keys") {

@@ -293,6 +293,14 @@ struct OfflineQueue {
     /// How many non-collapsible messages were discarded since the device went offline.
     private(set) var deleted = 0
 
+    init() {}
+
+    /// A queue read back from a state file.
+    init(inOrder: [Kept], deleted: Int) {
+        self.inOrder = inOrder
+        self.deleted = deleted
+    }
+
     /// Keeps one message; a sentence saying what FCM did.
     mutating func keep(_ kept: Kept, for device: String) -> String {
         guard let key = kept.message.collapseKey else {
@@ -329,5 +337,71 @@ extension FCMService: WorldService {
     func clear(_ part: WorldPart) -> Int {
         if part == .devices { stored.removeAll() }
         return 0
+    }
+
+    /// Devices: the messages kept offline, each as FCM holds it.
+    func save(_ part: WorldPart) -> JSONObject {
+        guard part == .devices else { return JSONObject() }
+        let queues = stored.sorted { $0.key < $1.key }.map { device, queue in
+            JSON.object(
+                JSONObject([
+                    ("device", .string(device)), ("deleted", .integer(Int64(queue.deleted))),
+                    ("kept", .array(queue.inOrder.map(Self.saved))),
+                ]))
+        }
+        return JSONObject([("fcm_offline", .array(queues))])
+    }
+
+    static func saved(_ kept: OfflineQueue.Kept) -> JSON {
+        let message = kept.message
+        let target: JSON =
+            switch message.target {
+            case .token(let token): .object(JSONObject([("token", .string(token))]))
+            case .fid(let fid): .object(JSONObject([("fid", .string(fid))]))
+            case .topic(let topic): .object(JSONObject([("topic", .string(topic))]))
+            case .condition: .null
+            }
+        return .object(
+            JSONObject([
+                ("message_id", .string(kept.messageID)), ("until", .integer(kept.until)), ("target", target),
+                ("data", .object(message.data)), ("title", message.title.map(JSON.string) ?? .null),
+                ("body", message.body.map(JSON.string) ?? .null), ("tag", message.tag.map(JSON.string) ?? .null),
+                ("collapse_key", message.collapseKey.map(JSON.string) ?? .null),
+                ("priority", message.priority.map(JSON.string) ?? .null),
+                ("notification", .bool(message.isNotificationMessage)),
+                ("ttl_s", message.ttlSeconds.map(JSON.real) ?? .null),
+            ]))
+    }
+
+    func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
+        guard part == .devices else { return nil }
+        var queues: [(String, OfflineQueue)] = []
+        for queue in try saved.objects("fcm_offline") {
+            var kept: [OfflineQueue.Kept] = []
+            for item in try queue.objects("kept") {
+                // A device's queue holds messages sent to it: by token or installation id.
+                let target: FCMTarget
+                if let token = try item.object("target")?.optionalString("token") {
+                    target = .token(token)
+                } else if let fid = try item.object("target")?.optionalString("fid") {
+                    target = .fid(fid)
+                } else {
+                    throw item.wrong("target", #"{"token": …} or {"fid": …}"#)
+                }
+                var ttl: Double?
+                if case .number(let number)? = item.object["ttl_s"] { ttl = number.doubleValue }
+                let message = FCMMessage(
+                    target: target, data: try item.object("data")?.object ?? JSONObject(),
+                    title: try item.optionalString("title"), body: try item.optionalString("body"),
+                    tag: try item.optionalString("tag"), collapseKey: try item.optionalString("collapse_key"),
+                    priority: try item.optionalString("priority"), isNotificationMessage: try item.bool("notification"),
+                    ttlSeconds: ttl)
+                kept.append(
+                    .init(message: message, messageID: try item.string("message_id"), until: try item.integer("until")))
+            }
+            queues.append(
+                (try queue.string("device"), OfflineQueue(inOrder: kept, deleted: Int(try queue.integer("deleted")))))
+        }
+        return { [self] in for (device, queue) in queues { stored[device] = queue } }
     }
 }

@@ -219,6 +219,7 @@ extension World {
             ("topics", .array(saved.topics.map(JSON.string))),
             ("stored_token", saved.storedToken.map(JSON.string) ?? .null), ("tray", .array(tray)),
             ("next_tray_id", .integer(Int64(saved.nextTrayID))), ("next_message", .integer(Int64(saved.nextMessage))),
+            ("online", .bool(saved.online)),
         ])
     }
 
@@ -272,7 +273,8 @@ extension World {
                     installationID: try device.optionalString("fid"), topics: try device.strings("topics"),
                     storedToken: try device.optionalString("stored_token"), tray: tray,
                     nextTrayID: Int(try device.integer("next_tray_id", default: 1)),
-                    nextMessage: Int(try device.integer("next_message", default: 1)))
+                    nextMessage: Int(try device.integer("next_message", default: 1)),
+                    online: object(device, "online") ?? true)
                 made.append((id, try device.value("platform", PushPlatform.self), options, state))
             }
             let last = Int(try saved.integer("last_number", default: 0))
