@@ -35,9 +35,10 @@ deps:
 # The Python the tests use, in a virtual environment of the build's: Playwright (the
 # inspector's page is tested in Debian's chromium; Playwright's own browser download is
 # not used), the OpenAPI validator, and the real clients that meet chaos rules
-# (firebase-admin, httpx with HTTP/2, the PubNub SDK) and Appwrite's server SDK.
+# (firebase-admin, httpx with HTTP/2, the PubNub SDK), Appwrite's server SDK, a HAR
+# library (haralyzer) and the official MCP SDK (its stdio client drives `cxshell mcp`).
 PYTHON_VENV := .build/python-venv
-PYTHON_PACKAGES := playwright openapi-spec-validator firebase-admin httpx[http2] pubnub appwrite==27.0.0 haralyzer
+PYTHON_PACKAGES := playwright openapi-spec-validator firebase-admin httpx[http2] pubnub appwrite==27.0.0 haralyzer mcp==2.3.0
 python-deps: deps
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
@@ -47,7 +48,7 @@ python-deps: deps
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
 	@[ -x $(PYTHON_VENV)/bin/python ] && \
-		$(PYTHON_VENV)/bin/python -c 'import playwright, openapi_spec_validator, firebase_admin, httpx, h2, pubnub, appwrite, haralyzer' 2>/dev/null || { \
+		$(PYTHON_VENV)/bin/python -c 'import playwright, openapi_spec_validator, firebase_admin, httpx, h2, pubnub, appwrite, haralyzer, mcp' 2>/dev/null || { \
 		python3 -m venv $(PYTHON_VENV) && $(PYTHON_VENV)/bin/pip install --quiet $(PYTHON_PACKAGES); }
 
 # The page, clicked through in chromium against a real shell (Tests/Browser).

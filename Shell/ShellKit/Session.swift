@@ -62,6 +62,9 @@ public final class Session {
     /// Handles one request given as text.
     public func handle(_ text: String) -> [String] { handle(line: Array(text.utf8)) }
 
+    /// The inspector's API as OpenAPI 3.1 (`GET /api/v1/openapi.json`, Docs/openapi.json).
+    public static var openAPIDocument: String { InspectorOpenAPI.json }
+
     /// The world as a state document (WorldSnapshot), as `GET /api/v1/snapshot` answers.
     public func snapshot() -> [UInt8] { WorldSnapshot.document(of: world).compactBytes }
 

@@ -58,18 +58,12 @@ enum HealthCheck {
         /// From `--url`, else from the address `serve` listens on.
         static func resolve(url: String?, listen: String?) -> Result<Target, Problem> {
             if let url {
-                guard url.hasPrefix("http://") else {
-                    return .failure(
-                        Problem("--url must start with http:// (the port serves clear text too), not '\(url)'"))
+                switch InspectorClient.parse(url: url) {
+                case .failure(let problem): return .failure(Problem("--url: \(problem)"))
+                case .success(let (host, port, path)):
+                    return .success(
+                        Target(host: host, port: port, path: path.isEmpty || path == "/" ? "/readyz" : path))
                 }
-                let rest = url.dropFirst("http://".count)
-                let authority = rest.prefix { $0 != "/" }
-                let path = rest.dropFirst(authority.count)
-                guard let (host, port) = ServeOptions.splitAddress(String(authority)), port > 0 else {
-                    return .failure(Problem("--url must name a host and a port: http://HOST:PORT, not '\(url)'"))
-                }
-                return .success(
-                    Target(host: host, port: port, path: path.isEmpty || path == "/" ? "/readyz" : String(path)))
             }
             guard let listen, !listen.isEmpty else {
                 return .failure(Problem("give --url http://HOST:PORT, or set CXSHELL_LISTEN as serve has it"))
@@ -84,39 +78,10 @@ enum HealthCheck {
 
         /// The status the world answered, or why there is none.
         func ask(timeoutSeconds: Int) -> Result<Int, Problem> {
-            var hints = addrinfo()
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            var found: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else {
-                return .failure(Problem("\(host) is not a known host"))
+            switch InspectorClient(host: host, port: port).send("GET", path, timeoutSeconds: timeoutSeconds) {
+            case .success(let answer): return .success(answer.status)
+            case .failure(let problem): return .failure(Problem(problem.description))
             }
-            defer { freeaddrinfo(found) }
-            let socket = Glibc.socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-            guard socket >= 0 else { return .failure(Problem("no socket: \(String(cString: strerror(errno)))")) }
-            defer { close(socket) }
-            var limit = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-            setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-            guard connect(socket, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-                return .failure(Problem("cannot connect: \(String(cString: strerror(errno)))"))
-            }
-            let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-            let request = Array("GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\n\r\n".utf8)
-            guard writeAll(request, to: socket) else { return .failure(Problem("the connection closed")) }
-            var answer: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 1024)
-            while !answer.contains(0x0A) && answer.count < 4096 {
-                let count = read(socket, &buffer, buffer.count)
-                guard count > 0 else { break }
-                answer += buffer[..<count]
-            }
-            // "HTTP/1.1 200 OK": the status is the second word of the first line.
-            let line = String(decoding: answer.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
-            let words = line.split(separator: " ")
-            guard words.count >= 2, words[0].hasPrefix("HTTP/"), let status = Int(words[1]) else {
-                return .failure(Problem(answer.isEmpty ? "no answer" : "not an HTTP answer: '\(line.prefix(80))'"))
-            }
-            return .success(status)
         }
     }
 

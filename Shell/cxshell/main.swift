@@ -1,6 +1,6 @@
 import Foundation
 
-/// cxshell: the Linux headless shell. Subcommands: serve, test, run, ca, healthcheck.
+/// cxshell: the Linux headless shell. Subcommands: serve, test, run, ca, healthcheck, mcp.
 let usage = """
     usage: cxshell <command> [arguments]
 
@@ -13,6 +13,7 @@ let usage = """
       run FILE…      play scenarios and print what the core received
       ca DIR         make the front door's private test CA and server certificate
       healthcheck    exit 0 when a running world's /readyz answers 200
+      mcp            the Model Context Protocol over standard input and output, for agents
 
     `cxshell <command> --help` describes a command. Docs/Shell.md has the details.
     """
@@ -24,6 +25,7 @@ let commands: [String: (help: String, run: ([String]) -> Int32)] = [
     "run": (ScenarioCommands.runHelp, ScenarioCommands.run),
     "ca": (CACommand.help, CACommand.run),
     "healthcheck": (HealthCheck.help, HealthCheck.run),
+    "mcp": (MCPCommand.help, MCPCommand.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

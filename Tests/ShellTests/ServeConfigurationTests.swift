@@ -112,7 +112,7 @@ import Testing
         // Wrong arguments are 2, with the sentence.
         let refused = try Self.run(["healthcheck", "--url", "https://127.0.0.1:1"])
         #expect(refused.status == 2)
-        #expect(refused.errors.contains("--url must start with http://"))
+        #expect(refused.errors.contains("--url: the URL must start with http://"), "\(refused.errors)")
         let unset = try Self.run(["healthcheck"])
         #expect(unset.status == 2)
         #expect(unset.errors.contains("give --url http://HOST:PORT, or set CXSHELL_LISTEN"))
