@@ -55,10 +55,14 @@ public struct FCMMessage: Sendable, Equatable {
     /// `android.ttl` in seconds: how long FCM keeps it for an offline device (0: now or
     /// never); nil: FCM's default, 4 weeks.
     public var ttlSeconds: Double? = nil
+    /// `android.notification.notification_count`: the number the launcher's badge shows
+    /// for the app (PH-5); nil when not given.
+    public var notificationCount: Int? = nil
 
     public init(
         target: FCMTarget, validateOnly: Bool = false, data: JSONObject, title: String?, body: String?, tag: String?,
-        collapseKey: String?, priority: String?, isNotificationMessage: Bool, ttlSeconds: Double? = nil
+        collapseKey: String?, priority: String?, isNotificationMessage: Bool, ttlSeconds: Double? = nil,
+        notificationCount: Int? = nil
     ) {
         self.target = target
         self.validateOnly = validateOnly
@@ -70,6 +74,7 @@ public struct FCMMessage: Sendable, Equatable {
         self.priority = priority
         self.isNotificationMessage = isNotificationMessage
         self.ttlSeconds = ttlSeconds
+        self.notificationCount = notificationCount
     }
 }
 
@@ -160,6 +165,7 @@ extension FCMRequest {
             isNotificationMessage = true
         }
         var tag: String?
+        var notificationCount: Int?
         var collapseKey: String?
         var priority: String?
         var ttlSeconds: Double?
@@ -188,6 +194,12 @@ extension FCMRequest {
                 title = try Self.string(notification["title"], at: "message.android.notification.title") ?? title
                 body = try Self.string(notification["body"], at: "message.android.notification.body") ?? body
                 tag = try Self.string(notification["tag"], at: "message.android.notification.tag")
+                if let count = notification["notification_count"] {
+                    guard let number = count.integerValue, (0...Int64(Int32.max)).contains(number) else {
+                        throw Self.wrongType("message.android.notification.notification_count", "TYPE_INT32", count)
+                    }
+                    notificationCount = Int(number)
+                }
                 if let color = try Self.string(notification["color"], at: "message.android.notification.color"),
                     !Self.isColor(color)
                 {
@@ -222,7 +234,7 @@ extension FCMRequest {
         return FCMMessage(
             target: target, validateOnly: validateOnly, data: data, title: title, body: body, tag: tag,
             collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage,
-            ttlSeconds: ttlSeconds)
+            ttlSeconds: ttlSeconds, notificationCount: notificationCount)
     }
 
     static func target(of message: JSONObject) throws(FCMError) -> FCMTarget {

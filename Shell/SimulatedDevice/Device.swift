@@ -67,6 +67,10 @@ public final class Device: PushSystem {
         /// Set while the plugin posts during one push, for the push's outcome.
         var lastPost: (id: String, replaced: Bool)?
         var nextMessage = 1
+        /// iOS: the app icon's badge, as the last `aps.badge` set it (PH-5).
+        var badge = 0
+        /// Android: the last `notification_count` a displayed notification set (PH-5).
+        var notificationCount: Int?
         var ids: IDGenerator
         /// The install's channel registrations and the process's connections.
         var channels = DeviceChannels()
@@ -165,6 +169,18 @@ public final class Device: PushSystem {
     /// condition send asks every device, and a sorted copy each would cost it an array.
     public func topics(satisfy test: (Set<String>) -> Bool) -> Bool { state.withLock { test($0.topics) } }
     public var trayEntries: [TrayEntry] { state.withLock { $0.tray.entries } }
+
+    /// The number on the app's icon (PH-5): iOS, as `aps.badge` last set it; Android, the
+    /// last `notification_count` a notification set, else the tray's entries; web, 0.
+    public var badge: Int {
+        state.withLock { state in
+            switch platform {
+            case .ios: state.badge
+            case .android: state.notificationCount ?? state.tray.entries.count
+            case .web: 0
+            }
+        }
+    }
     /// The running app's host, which the core talks to; nil when the app is not running.
     public var host: PluginHost? { state.withLock { $0.app.isRunning ? $0.process?.host : nil } }
 
@@ -214,6 +230,16 @@ public final class Device: PushSystem {
         state.withLock { state in
             state.userGrants = grant
             if state.authorization != .undetermined { state.authorization = grant ? .granted : .denied }
+        }
+    }
+
+    /// The permission as another phone's backup carries it (PH-13): the decision made,
+    /// and how the user would answer a prompt.
+    public func restorePermission(from other: Device) {
+        let (authorization, grants) = other.state.withLock { ($0.authorization, $0.userGrants) }
+        state.withLock { state in
+            state.authorization = authorization
+            state.userGrants = grants
         }
     }
 
@@ -301,19 +327,7 @@ public final class Device: PushSystem {
     /// tap through the bridge (TAP-1). Returns the entry's id.
     public func tap(_ which: String) throws(DeviceRefusal) -> String {
         let entry = try state.withLock { state throws(DeviceRefusal) -> TrayEntry in
-            let entries = state.tray.entries
-            guard !entries.isEmpty else { throw DeviceRefusal("the tray is empty: there is nothing to tap") }
-            let chosen: TrayEntry? =
-                switch which {
-                case "newest": entries.last
-                case "oldest": entries.first
-                default: entries.first { $0.id == which }
-                }
-            guard let chosen else {
-                let ids = entries.map(\.id).joined(separator: ", ")
-                throw DeviceRefusal("no tray entry has id '\(which)'; the tray has \(ids) (or use newest / oldest)")
-            }
-            return state.tray.remove(chosen.id)!
+            try Self.take(which, from: &state.tray, doing: "tap")
         }
         let running = state.withLock { state -> AppProcess? in
             guard state.app.isRunning, let process = state.process else { return nil }
@@ -404,6 +418,33 @@ public final class Device: PushSystem {
         }
     }
 
+    /// The user swipes a tray entry away (PH-4): it is removed, and nothing else happens.
+    /// Returns its id.
+    public func dismiss(_ which: String) throws(DeviceRefusal) -> String {
+        try state.withLock { state throws(DeviceRefusal) -> String in
+            try Self.take(which, from: &state.tray, doing: "dismiss").id
+        }
+    }
+
+    /// Takes the entry `which` names (`newest`, `oldest` or an id) out of the tray.
+    private static func take(_ which: String, from tray: inout Tray, doing action: String) throws(DeviceRefusal)
+        -> TrayEntry
+    {
+        let entries = tray.entries
+        guard !entries.isEmpty else { throw DeviceRefusal("the tray is empty: there is nothing to \(action)") }
+        let chosen: TrayEntry? =
+            switch which {
+            case "newest": entries.last
+            case "oldest": entries.first
+            default: entries.first { $0.id == which }
+            }
+        guard let chosen else {
+            let ids = entries.map(\.id).joined(separator: ", ")
+            throw DeviceRefusal("no tray entry has id '\(which)'; the tray has \(ids) (or use newest / oldest)")
+        }
+        return tray.remove(chosen.id)!
+    }
+
     // MARK: Pushes
 
     /// Delivers a push APNs (or simctl) accepted, as iOS would (DEL-1, DEL-2, DEL-5, DEL-6).
@@ -420,6 +461,10 @@ public final class Device: PushSystem {
             )
         }
         let (app, allowed, process) = state.withLock { ($0.app, $0.authorization == .granted, $0.process) }
+        // PH-5: the badge is set in any app state, when notifications are allowed.
+        if allowed, let badge = aps["badge"]?.integerValue, badge >= 0 {
+            state.withLock { $0.badge = Int(clamping: badge) }
+        }
         func show() -> PushOutcome.Posted {
             let alert = aps["alert"]
             let title = alert?["title"]?.stringValue
@@ -502,8 +547,9 @@ public final class Device: PushSystem {
             extras["google.original_priority"] = .string((message.priority ?? "normal").lowercased())
             extras["google.delivered_priority"] = .string((message.priority ?? "normal").lowercased())
             extras["collapse_key"] = .string(message.collapseKey ?? bundleID)
-            let posted = state.withLock {
-                $0.tray.post(
+            let posted = state.withLock { state in
+                if let count = message.notificationCount { state.notificationCount = count }
+                return state.tray.post(
                     title: message.title, body: message.body, collapseKey: message.tag,
                     content: .android(intent: AndroidIntent(extras: extras)))
             }

@@ -50,6 +50,8 @@ struct DeviceChannels {
     var nextConnection = 1
     /// Off the network (flight mode): no connection is made until it is back.
     var offline = false
+    /// When the device last went off the network (world clock, ms).
+    var offlineSince: Int64 = 0
     /// Connections dropped, or not made, while offline: made again when it is back.
     var suspended = false
 
@@ -304,11 +306,20 @@ extension Device {
     /// Whether the device is on the network.
     public var isOnline: Bool { state.withLock { !$0.channels.offline } }
 
-    /// Takes the device off the network, as flight mode does, or puts it back. Its MQTT
-    /// connections drop (cleanly: their persistent sessions stay with the broker, which
-    /// queues QoS 1 messages), and are made again when it is back and its app runs, so
-    /// the broker delivers what it queued (APW-2, APW-8).
-    public func setNetwork(online: Bool) {
+    /// Since when (world clock, ms) the device has been off the network; nil while online.
+    public var offlineSince: Int64? { state.withLock { $0.channels.offline ? $0.channels.offlineSince : nil } }
+
+    /// Takes the device off the network, as flight mode does, or puts it back, at
+    /// `nowMilliseconds` of the world's clock. Its MQTT connections drop (cleanly: their
+    /// persistent sessions stay with the broker, which queues QoS 1 messages), and are
+    /// made again when it is back and its app runs, so the broker delivers what it queued
+    /// (APW-2, APW-8).
+    public func setNetwork(online: Bool, nowMilliseconds: Int64) {
+        if !online {
+            state.withLock { state in
+                if !state.channels.offline { state.channels.offlineSince = nowMilliseconds }
+            }
+        }
         if online {
             let resume = state.withLock { state -> Bool in
                 defer { state.channels.offline = false }

@@ -18,13 +18,16 @@ extension Device {
         public var tray: [TrayEntry]
         public var nextTrayID: Int
         public var nextMessage: Int
-        /// Flight mode is kept across a reboot.
+        /// Flight mode is kept across a reboot, and since when it was on.
         public var online: Bool
+        public var offlineSince: Int64
+        /// iOS: the app icon's badge (PH-5).
+        public var badge: Int
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
-            nextMessage: Int, online: Bool = true
+            nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -38,6 +41,8 @@ extension Device {
             self.nextTrayID = nextTrayID
             self.nextMessage = nextMessage
             self.online = online
+            self.offlineSince = offlineSince
+            self.badge = badge
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -51,6 +56,8 @@ extension Device {
             state.tray = Tray(entries: platform == .android ? [] : tray, nextID: nextTrayID)
             state.nextMessage = max(nextMessage, 1)
             state.channels.offline = !online
+            state.channels.offlineSince = offlineSince
+            state.badge = badge
         }
     }
 
@@ -62,7 +69,8 @@ extension Device {
                 userGrants: state.userGrants, token: state.token, installationID: state.installationID,
                 topics: state.topics.sorted(), storedToken: state.storedToken,
                 tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
-                nextMessage: state.nextMessage, online: !state.channels.offline)
+                nextMessage: state.nextMessage, online: !state.channels.offline,
+                offlineSince: state.channels.offlineSince, badge: state.badge)
         }
     }
 }

@@ -107,6 +107,12 @@ enum Serve {
         // their own, beside the door's; a batch's lines go out in one write before its
         // answers do (and before any later line-protocol output, so the output keeps the
         // order of handling).
+        // Signals are watched before the first line goes out: a driver that reads the
+        // broker's line and then sends SIGTERM meets a clean stop, not the default action.
+        // A reader that goes away is seen by the write, not by a SIGPIPE that would end
+        // the shell with its broker left running.
+        signal(SIGPIPE, SIG_IGN)
+        StopSignals.watch { ServeOutput.shared.end() }
         let session = Session(logMax: options.logMax)
         session.inspector = inspector
         session.logShowsSecrets = options.logSecrets
@@ -149,10 +155,6 @@ enum Serve {
             return refuse(refusal)
         }
         ServeOutput.shared.keepRunning = options.keepRunning
-        // A reader that goes away is seen by the write, not by a SIGPIPE that would end
-        // the shell with its broker left running.
-        signal(SIGPIPE, SIG_IGN)
-        StopSignals.watch { ServeOutput.shared.end() }
         let faults = session.handshakeFaults
         let world = Monitor(ServedSession(session: session))
         if let stateFile {

@@ -192,6 +192,29 @@ def key_files_download_and_register(page, shell):
     shell.api("POST", "/api/v1/reset", {"keep": ["devices", "chaos", "appwrite", "clock", "log"]})
 
 
+def a_tray_entry_is_dismissed_and_an_apns_push_saved_for_simctl(page, shell):
+    """PH-4 and PH-15 on the page: a tray entry's Dismiss button, and an APNs entry saved
+    as an .apns file."""
+    made = shell.api("POST", "/api/v1/devices", {"platform": "ios", "ready": True})["devices"][0]
+    shell.api("POST", "/api/v1/requests", [
+        {"op": "kill", "device": made["device"]},
+        {"op": "apns", "device": made["device"], "headers": {"apns-topic": "com.example.app"},
+         "body": {"aps": {"alert": {"title": "Simulate me", "body": "please"}, "badge": 4}}}])
+    page.goto(shell.base + "/")
+    page.locator("#devices tbody tr", has_text=made["device"]).first.click()
+    expect(page.locator("#device-facts")).to_contain_text("badge 4")
+    page.get_by_role("button", name=re.compile("^Dismiss t1")).click()
+    expect(page.locator("#tray")).to_contain_text("empty")
+    row = page.locator("#log-table tbody tr.entry", has_text="shown in the tray").first
+    row.click()
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Save as simctl file").first.click()
+    file = json.loads(open(saved.value.path()).read())
+    assert file["Simulator Target Bundle"] == "com.example.app", file
+    assert file["aps"]["alert"]["title"] == "Simulate me", file
+    page.screenshot(path=os.path.join(SHOTS, "inspector-simctl.png"))
+
+
 def ten_thousand_devices(page, shell):
     made = shell.api("POST", "/api/v1/devices", {"platform": "android", "count": 10000})
     assert len(made["devices"]) == 10000, len(made["devices"])
@@ -218,7 +241,8 @@ def main():
     work = os.path.join(ROOT, "build", "browser")
     os.makedirs(work, exist_ok=True)
     checks = [seed_checks_by_clicking, outside_push_appears_live, a_token_guarded_world_opens_by_signing_in,
-              key_files_download_and_register, ten_thousand_devices]
+              key_files_download_and_register, a_tray_entry_is_dismissed_and_an_apns_push_saved_for_simctl,
+              ten_thousand_devices]
     passed = failed = 0
     shell = Shell(work)
     try:

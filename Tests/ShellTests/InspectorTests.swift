@@ -515,7 +515,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 23)
+        #expect(checked == 24)
         #expect(shell.stop() == 0)
     }
 

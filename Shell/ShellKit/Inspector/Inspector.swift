@@ -37,6 +37,7 @@ enum InspectorResource: Equatable {
     case device(String)
     case chaosRule(String)
     case entry(String)
+    case entrySimctl(String)
 
     init?(_ path: String) {
         let parts = path.split(separator: "/").map(String.init)
@@ -58,6 +59,8 @@ enum InspectorResource: Equatable {
         case ["api", "v1", "chaos"]: self = .chaos
         case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "devices"]): self = .device(parts[3])
         case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "log"]): self = .entry(parts[3])
+        case _ where parts.count == 5 && parts.starts(with: ["api", "v1", "log"]) && parts[4] == "simctl":
+            self = .entrySimctl(parts[3])
         case _ where parts.count == 4 && parts.starts(with: ["api", "v1", "chaos"]): self = .chaosRule(parts[3])
         default: return nil
         }
@@ -189,6 +192,7 @@ final class Inspector {
             return InspectorAnswer(response: HTTPResponse(status: 204))
         case ("GET", .logHAR): return readHAR(query)
         case ("GET", .entry(let seq)): return logEntry(seq)
+        case ("GET", .entrySimctl(let seq)): return simctlFile(seq)
         case ("GET", .stream): return streamLog(query, lastEventID: request.header("last-event-id"))
         case ("POST", .credentials): return credentials(request.body)
         case ("GET", .chaos): return .json(200, JSONObject([("rules", .array(world.chaos.listed))]))
@@ -625,6 +629,25 @@ final class Inspector {
             return .error(404, "the log has no entry \(seq) (it keeps \(world.log.firstSeq)…\(world.log.nextSeq - 1))")
         }
         return .json(200, text: entry.text)
+    }
+
+    /// `GET /api/v1/log/{seq}/simctl`: an APNs entry as an `.apns` file (PH-15).
+    private func simctlFile(_ seq: String) -> InspectorAnswer {
+        guard let number = Int64(seq), let entry = world.log.entry(number) else {
+            return .error(404, "the log has no entry \(seq) (it keeps \(world.log.firstSeq)…\(world.log.nextSeq - 1))")
+        }
+        switch SimctlFile.make(entry) {
+        case .failure(let refusal): return .error(404, refusal.description)
+        case .success(let bytes):
+            return InspectorAnswer(
+                response: HTTPResponse(
+                    status: 200,
+                    headers: [
+                        ("content-type", "application/json"), ("cache-control", "no-store"),
+                        ("content-disposition", "attachment; filename=\"cxshell-\(number).apns\""),
+                    ],
+                    body: bytes))
+        }
     }
 
     /// A query number within `range`; `fallback` when absent, nil when not a number in it.

@@ -863,6 +863,47 @@ enum InspectorOpenAPI {
             }
            }
           },
+          "/api/v1/log/{seq}/simctl": {
+           "get": {
+            "summary": "An APNs entry as a simctl file",
+            "description": "PH-15: a logged APNs request (the front door's, or the line protocol's `apns` op) as an `.apns` file for `xcrun simctl push booted <file>`: the payload as sent (secrets redacted as the log redacts them) with `\"Simulator Target Bundle\"` set to its `apns-topic`. Served as a download.",
+            "parameters": [
+             {
+              "name": "seq",
+              "in": "path",
+              "required": true,
+              "schema": {
+               "type": "integer"
+              }
+             }
+            ],
+            "responses": {
+             "200": {
+              "description": "The file.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "Simulator Target Bundle"
+                 ]
+                }
+               }
+              }
+             },
+             "404": {
+              "description": "No such entry, not an APNs request, or no apns-topic.",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "$ref": "#/components/schemas/Error"
+                }
+               }
+              }
+             }
+            }
+           }
+          },
           "/api/v1/stream": {
            "get": {
             "summary": "Server-Sent Events of new entries",

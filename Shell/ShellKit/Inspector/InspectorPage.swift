@@ -256,7 +256,7 @@ enum InspectorPage {
           $("device-body").hidden = false;
           $("device-facts").textContent = `app ${d.state.replace("_", " ")} · notifications ${d.permission} · ` +
             `${d.installed ? "installed" : "not installed"} · core subscribed to: ${d.subscriptions.join(", ") || "nothing"}` +
-            (d.buffered ? ` · ${d.buffered} taps buffered` : "");
+            (d.buffered ? ` · ${d.buffered} taps buffered` : "") + ` · badge ${d.badge}`;
           $("device-token").textContent = d.token || "(none yet)";
           const tray = $("tray"); tray.replaceChildren();
           if (!d.tray.length) tray.append(el("li", { className: "muted", textContent: "empty" }));
@@ -264,8 +264,11 @@ enum InspectorPage {
             const tap = el("button", { type: "button", textContent: "Tap" });
             tap.setAttribute("aria-label", `Tap ${entry.id}: ${entry.title || ""} ${entry.body || ""}`);
             tap.addEventListener("click", () => act({ op: "tap", which: entry.id }));
+            const dismiss = el("button", { type: "button", textContent: "Dismiss" });
+            dismiss.setAttribute("aria-label", `Dismiss ${entry.id}: ${entry.title || ""} ${entry.body || ""}`);
+            dismiss.addEventListener("click", () => act({ op: "dismiss", which: entry.id }));
             tray.append(el("li", {}, el("code", { textContent: entry.id }), " ", el("strong", { textContent: entry.title || "" }),
-              " ", entry.body || "", " ", tap));
+              " ", entry.body || "", " ", tap, " ", dismiss));
           }
           const list = $("deliveries"); list.replaceChildren();
           if (!d.deliveries.length) list.append(el("li", { className: "muted", textContent: "nothing yet" }));
@@ -417,6 +420,21 @@ enum InspectorPage {
             el("pre", { textContent: requestText(entry.request) }),
             el("div", { className: "muted", textContent: `${entry.deliveries.length} deliveries` }),
             el("pre", { textContent: entry.deliveries.map((d) => JSON.stringify(d)).join("\n") || "none" }));
+          if (entry.source === "apns" || (entry.request && entry.request.op === "apns")) {
+            // PH-15: the push as an .apns file for `xcrun simctl push booted <file>`.
+            const save = el("button", { type: "button", textContent: "Save as simctl file" });
+            save.addEventListener("click", async (e) => {
+              e.stopPropagation();
+              try {
+                const file = await api("GET", `/api/v1/log/${entry.seq}/simctl`);
+                const link = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(file, null, 2) + "\n"])),
+                  download: `cxshell-${entry.seq}.apns` });
+                document.body.append(link); link.click(); link.remove();
+                say(`Saved cxshell-${entry.seq}.apns: xcrun simctl push booted cxshell-${entry.seq}.apns`);
+              } catch (x) { say(x.message, true); }
+            });
+            cell.append(el("p", {}, save));
+          }
           detail.append(cell);
           const toggle = () => { detail.hidden = !detail.hidden; row.setAttribute("aria-expanded", String(!detail.hidden)); };
           row.addEventListener("click", toggle);

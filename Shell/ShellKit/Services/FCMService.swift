@@ -90,6 +90,9 @@ final class FCMService {
         switch message.target {
         case .token, .fid:
             guard let target = recipients.first else { return .success(sent) }
+            if let since = target.offlineSince, Self.hasExpired(target, offlineSince: since, now: world.clock()) {
+                return .failure(.unregistered)
+            }
             world.touch(target)
             sent["device"] = .string(target.id)
             let outcome = hand(message, messageID: messageID, to: target)
@@ -112,6 +115,15 @@ final class FCMService {
             sent["devices"] = .array(reached)
         }
         return .success(sent)
+    }
+
+    /// How long a token may go without its device connecting before FCM considers it
+    /// expired (PH-12; Firebase: "inactive for more than 270 days").
+    static let tokenExpiryMilliseconds: Int64 = 270 * 24 * 3600 * 1000
+
+    /// Whether an Android device offline since `offlineSince` has an expired FCM token.
+    static func hasExpired(_ device: Device, offlineSince: Int64, now: Int64) -> Bool {
+        device.platform == .android && now - offlineSince >= tokenExpiryMilliseconds
     }
 
     /// The devices an accepted FCM message is for.

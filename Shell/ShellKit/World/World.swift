@@ -355,6 +355,7 @@ extension Device {
             state["topics"] = .array(topics.map(JSON.string))
         }
         state["channels"] = .array(channelSummaries.map(JSON.object))
+        state["badge"] = .integer(Int64(badge))
         return state
     }
 

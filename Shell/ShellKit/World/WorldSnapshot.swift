@@ -219,7 +219,8 @@ extension World {
             ("topics", .array(saved.topics.map(JSON.string))),
             ("stored_token", saved.storedToken.map(JSON.string) ?? .null), ("tray", .array(tray)),
             ("next_tray_id", .integer(Int64(saved.nextTrayID))), ("next_message", .integer(Int64(saved.nextMessage))),
-            ("online", .bool(saved.online)),
+            ("online", .bool(saved.online)), ("offline_since", .integer(saved.offlineSince)),
+            ("badge", .integer(Int64(saved.badge))),
         ])
     }
 
@@ -274,7 +275,9 @@ extension World {
                     storedToken: try device.optionalString("stored_token"), tray: tray,
                     nextTrayID: Int(try device.integer("next_tray_id", default: 1)),
                     nextMessage: Int(try device.integer("next_message", default: 1)),
-                    online: object(device, "online") ?? true)
+                    online: object(device, "online") ?? true,
+                    offlineSince: try device.integer("offline_since", default: 0),
+                    badge: Int(try device.integer("badge", default: 0)))
                 made.append((id, try device.value("platform", PushPlatform.self), options, state))
             }
             let last = Int(try saved.integer("last_number", default: 0))

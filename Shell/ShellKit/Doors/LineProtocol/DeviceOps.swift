@@ -34,6 +34,27 @@ extension LineProtocol {
         reply["bundle"] = .string(bundle)
     }
 
+    /// `{"op":"restore","from":"d1"}`: a new phone restored from d1's backup (PH-13): the
+    /// same platform, app (installed or not) and permission, and new tokens, since APNs and
+    /// FCM tokens are not carried over; the app is not running; d1 is unchanged.
+    func restore(_ request: Request, _ reply: inout JSONObject) throws {
+        let from = try request.string("from")
+        guard let old = world.devicesByID[from] else {
+            throw request.invalid(
+                "there is no device '\(from)' to restore from; \(Self.knownDevices(world.devices.lazy.map(\.id)))")
+        }
+        let device = world.makeDevice(platform: old.platform, bundle: old.bundleID, options: old.options)
+        device.restorePermission(from: old)
+        if !old.isInstalled { try device.uninstall(nowMilliseconds: world.clock()) }
+        reply["device"] = .string(device.id)
+        reply["from"] = .string(old.id)
+        reply["token"] = device.token.map(JSON.string) ?? .null
+        reply["effect"] = .string(
+            "\(device.id) is a new phone restored from \(old.id)'s backup: "
+                + (old.isInstalled ? "the app is installed, not running, " : "the app is not installed, ")
+                + "with \(old.id)'s permission and new tokens (a backup carries none); \(old.id) is unchanged (PH-13)")
+    }
+
     func listDevices(_ request: Request, _ reply: inout JSONObject) throws {
         reply["devices"] = .array(
             world.devices.map { device in
@@ -107,6 +128,13 @@ extension LineProtocol {
             subscribed = value
         }
         reply["topics"] = .array(try world.setTopic(topic, subscribed: subscribed, on: device).map(JSON.string))
+    }
+
+    /// `{"op":"dismiss","which":"t1"}` (or newest / oldest): the entry is swiped away (PH-4).
+    func dismiss(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        reply["id"] = .string(try device.dismiss(try request.string("which")))
+        reply["effect"] = .string("dismissed: the entry left the tray; no event")
     }
 
     func tap(_ request: Request, _ reply: inout JSONObject) throws {

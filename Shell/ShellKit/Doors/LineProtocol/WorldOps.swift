@@ -65,7 +65,8 @@ extension LineProtocol {
             throw request.invalid("network needs \"online\": true or false")
         }
         let wasOnline = device.isOnline
-        device.setNetwork(online: online)
+        let offlineSince = device.offlineSince
+        device.setNetwork(online: online, nowMilliseconds: world.clock())
         reply["device"] = .string(device.id)
         reply["online"] = .bool(online)
         if !online {
@@ -79,7 +80,15 @@ extension LineProtocol {
             reply["effect"] = .string("\(device.id) was already online")
             return
         }
-        let kept = [apns.deliverStored(to: device), fcm.deliverStored(to: device)].compactMap { $0 }
+        var kept = [apns.deliverStored(to: device), fcm.deliverStored(to: device)].compactMap { $0 }
+        // PH-12: an FCM token unseen for 270 days expired; back online, the app gets a new one.
+        if let since = offlineSince, FCMService.hasExpired(device, offlineSince: since, now: world.clock()),
+            let token = try? device.rotateToken(nowMilliseconds: world.clock())
+        {
+            kept.append(
+                "its FCM token had expired (offline for 270 days or more): the app received a new one, \(token) (PH-12)"
+            )
+        }
         reply["effect"] = .string(
             "\(device.id) is back online; " + (kept.isEmpty ? "nothing was kept for it" : kept.joined(separator: "; ")))
     }

@@ -1,0 +1,187 @@
+import Foundation
+import OrderedJSON
+import ShellKit
+import Testing
+
+/// The phone as the OS would behave (`../shared/spec/phone.md`), the rules built so far:
+/// each test is named by its rule.
+@Suite struct PhoneTests {
+    func reply(_ session: Session, _ line: String) throws -> JSON {
+        try JSON.parse(text: try #require(session.handle(line).last))
+    }
+
+    func token(_ session: Session) throws -> String {
+        try #require(try reply(session, #"{"op":"state"}"#)["token"]?.stringValue)
+    }
+
+    /// A phone of `platform` whose app registered (permission granted) and then was killed.
+    func registeredAndKilled(_ platform: String) throws -> (Session, String) {
+        let session = Session()
+        for line in [
+            #"{"op":"device","platform":"\#(platform)"}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#, #"{"op":"kill"}"#,
+        ] {
+            #expect(try reply(session, line)["ok"] == true, "\(line)")
+        }
+        return (session, try token(session))
+    }
+
+    func apns(_ session: Session, _ aps: String) throws -> JSON {
+        try reply(session, #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body":{"aps":\#(aps)}}"#)
+    }
+
+    @Test func PH_4_dismissingRemovesTheEntryAndDeliversNothing() throws {
+        let (session, _) = try registeredAndKilled("ios")
+        _ = try apns(session, #"{"alert":"one"}"#)
+        _ = try apns(session, #"{"alert":"two"}"#)
+        let output = session.handle(#"{"op":"dismiss","which":"t1"}"#)
+        #expect(output.count == 1, "no delivery: \(output)")
+        let dismissed = try JSON.parse(text: try #require(output.last))
+        #expect(dismissed["id"] == "t1" && dismissed["effect"] == "dismissed: the entry left the tray; no event")
+        #expect(try reply(session, #"{"op":"tray"}"#)["entries"]?.arrayValue?.map { $0["id"] } == ["t2"])
+        // The app never heard of it: launching delivers no opened event.
+        #expect(try reply(session, #"{"op":"state"}"#)["buffered"] == 0)
+        // Bad input: a missing entry, an empty tray; nothing changes.
+        let missing = try reply(session, #"{"op":"dismiss","which":"t9"}"#)
+        #expect(missing["error"] == "no tray entry has id 't9'; the tray has t2 (or use newest / oldest)")
+        _ = try reply(session, #"{"op":"dismiss","which":"newest"}"#)
+        #expect(
+            try reply(session, #"{"op":"dismiss","which":"newest"}"#)["error"]
+                == "the tray is empty: there is nothing to dismiss")
+    }
+
+    @Test func PH_5_theBadgeIsAPSBadgeOnIOSAndTheTrayOrNotificationCountOnAndroid() throws {
+        let (ios, _) = try registeredAndKilled("ios")
+        _ = try apns(ios, #"{"alert":"x","badge":7}"#)
+        #expect(try reply(ios, #"{"op":"state"}"#)["badge"] == 7)
+        _ = try apns(ios, #"{"content-available":1,"badge":0}"#)  // any push, any state: 0 clears it
+        #expect(try reply(ios, #"{"op":"state"}"#)["badge"] == 0)
+        // Not allowed: the badge is not set.
+        _ = try reply(ios, #"{"op":"permission","answer":"deny"}"#)
+        _ = try apns(ios, #"{"alert":"y","badge":3}"#)
+        #expect(try reply(ios, #"{"op":"state"}"#)["badge"] == 0)
+
+        let (android, token) = try registeredAndKilled("android")
+        func notify(_ extra: String) throws -> JSON {
+            try reply(
+                android, #"{"op":"fcm","body":{"message":{"token":"\#(token)","notification":{"title":"t"}\#(extra)}}}"#
+            )
+        }
+        _ = try notify("")
+        _ = try notify("")
+        #expect(try reply(android, #"{"op":"state"}"#)["badge"] == 2)  // the tray's entries
+        _ = try notify(#","android":{"notification":{"notification_count":5}}"#)
+        #expect(try reply(android, #"{"op":"state"}"#)["badge"] == 5)
+        let bad = try notify(#","android":{"notification":{"notification_count":"many"}}"#)
+        #expect(bad["ok"] == false && bad["error"]?["status"] == "INVALID_ARGUMENT", "\(bad)")
+    }
+
+    @Test func PH_12_anFCMTokenUnseenFor270DaysExpiresAndTheAppGetsANewOneWhenBack() throws {
+        let session = Session()
+        for line in [
+            #"{"op":"device","platform":"android"}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#,
+            #"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#,
+            #"{"op":"network","online":false}"#,
+        ] {
+            _ = try reply(session, line)
+        }
+        let old = try token(session)
+        let send = #"{"op":"fcm","body":{"message":{"token":"\#(old)","data":{"a":"1"}}}}"#
+        _ = try reply(session, #"{"op":"clock","advance_ms":\#(269 * 24 * 3600 * 1000)}"#)
+        #expect(try reply(session, send)["effect"]?.stringValue?.hasPrefix("stored") == true)  // day 269: kept
+        _ = try reply(session, #"{"op":"clock","advance_ms":\#(24 * 3600 * 1000)}"#)
+        let expired = try reply(session, send)  // day 270: expired
+        #expect(
+            expired["ok"] == false && expired["error"]?["details"]?.arrayValue?.first?["errorCode"] == "UNREGISTERED",
+            "\(expired)")
+        let back = session.handle(#"{"op":"network","online":true}"#)
+        let effect = try JSON.parse(text: try #require(back.last))["effect"]?.stringValue ?? ""
+        #expect(effect.contains("its FCM token had expired"), "\(effect)")
+        let new = try token(session)
+        #expect(new != old)
+        // The app heard of its new token (TOK-2): a token_refresh event.
+        #expect(back.contains { $0.contains("token_refresh") && $0.contains(new) }, "\(back)")
+        #expect(try reply(session, send)["error"]?["details"]?.arrayValue?.first?["errorCode"] == "UNREGISTERED")
+        #expect(
+            try reply(session, #"{"op":"fcm","body":{"message":{"token":"\#(new)","data":{"a":"2"}}}}"#)["ok"] == true)
+    }
+
+    @Test func PH_13_aRestoredPhoneHasTheAppAndPermissionButNewTokens() throws {
+        let (session, old) = try registeredAndKilled("ios")
+        let restored = try reply(session, #"{"op":"restore","from":"d1"}"#)
+        #expect(restored["device"] == "d2" && restored["from"] == "d1", "\(restored)")
+        let new = try #require(restored["token"]?.stringValue)
+        #expect(new != old)
+        let state = try reply(session, #"{"op":"state","device":"d2"}"#)
+        #expect(state["permission"] == "granted" && state["state"] == "not_running" && state["installed"] == true)
+        // d1 is unchanged, and its token still reaches it.
+        #expect(try reply(session, #"{"op":"state","device":"d1"}"#)["token"]?.stringValue == old)
+        let push = try reply(
+            session,
+            #"{"op":"apns","token":"\#(old)","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"x"}}}"#)
+        #expect(push["device"] == "d1", "\(push)")
+        let missing = try reply(session, #"{"op":"restore","from":"d9"}"#)
+        #expect(missing["error"] == "there is no device 'd9' to restore from; the devices are: d1, d2")
+        #expect(try reply(session, #"{"op":"devices"}"#)["devices"]?.arrayValue?.count == 2)
+    }
+
+    @Test func PH_14_aReinstallGetsANewTokenAndTheOldOneIsUnregistered() throws {
+        let (ios, old) = try registeredAndKilled("ios")
+        for line in [
+            #"{"op":"uninstall"}"#, #"{"op":"install"}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#,
+        ] {
+            _ = try reply(ios, line)
+        }
+        #expect(try token(ios) != old)
+        let stale = try reply(
+            ios, #"{"op":"apns","token":"\#(old)","headers":{"apns-topic":"com.example.app"},"body":{"aps":{}}}"#)
+        #expect(stale["status"] == 410 && stale["reason"] == "Unregistered" && stale["timestamp"] != nil, "\(stale)")
+
+        let (android, oldFCM) = try registeredAndKilled("android")
+        for line in [
+            #"{"op":"uninstall"}"#, #"{"op":"install"}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#,
+        ] {
+            _ = try reply(android, line)
+        }
+        #expect(try token(android) != oldFCM)
+        let gone = try reply(android, #"{"op":"fcm","body":{"message":{"token":"\#(oldFCM)","data":{"a":"1"}}}}"#)
+        #expect(
+            gone["error"]?["code"] == 404
+                && gone["error"]?["details"]?.arrayValue?.first?["errorCode"] == "UNREGISTERED")
+    }
+
+    @Test func PH_15_anAPNsEntryIsASimctlFile() throws {
+        let shell = try FrontDoorTests.Shell()
+        let api = InspectorTests()
+        let device = try #require(try api.devices(shell, 1).first)
+        #expect(try api.push(shell, device.token, "to the simulator").contains("HTTP/2 200"))
+        let entries = try api.call(shell, "GET", "/api/v1/log?source=apns").json?["entries"]?.arrayValue ?? []
+        let seq = try #require(entries.last?["seq"]?.integerValue)
+        let file = try api.call(shell, "GET", "/api/v1/log/\(seq)/simctl")
+        #expect(file.status == 200)
+        #expect(
+            file.json
+                == .object(
+                    JSONObject([
+                        ("aps", .object(JSONObject([("alert", "to the simulator")]))),
+                        ("Simulator Target Bundle", "com.example.app"),
+                    ])), "\(file.text)")
+        // The line protocol's apns op is an APNs request too; anything else is 404.
+        _ = try api.call(
+            shell, "POST", "/api/v1/requests",
+            json:
+                #"{"op":"apns","device":"d1","headers":{"apns-topic":"com.example.other"},"body":{"aps":{"badge":1}}}"#)
+        let last = try #require(try api.call(shell, "GET", "/api/v1/world").json?["log"]?["next_seq"]?.integerValue) - 1
+        #expect(
+            try api.call(shell, "GET", "/api/v1/log/\(last)/simctl").json?["Simulator Target Bundle"]
+                == "com.example.other")
+        let notAPNs = try api.call(shell, "GET", "/api/v1/log/1/simctl")
+        #expect(
+            notAPNs.status == 404 && notAPNs.json?["error"] == "log entry 1 is not an APNs request (it came by api)")
+        #expect(try api.call(shell, "GET", "/api/v1/log/999/simctl").status == 404)
+        #expect(shell.stop() == 0)
+    }
+}
