@@ -127,26 +127,24 @@ import Testing
     }
 
     @Test func PH_14_aReinstallGetsANewTokenAndTheOldOneIsUnregistered() throws {
-        let (ios, old) = try registeredAndKilled("ios")
-        for line in [
-            #"{"op":"uninstall"}"#, #"{"op":"install"}"#, #"{"op":"launch"}"#,
-            #"{"op":"call","plugin":"push","method":"register"}"#,
-        ] {
-            _ = try reply(ios, line)
+        /// Uninstalls, installs and registers again: the token before.
+        func reinstalled(_ platform: String) throws -> (Session, String) {
+            let (session, old) = try registeredAndKilled(platform)
+            for line in [
+                #"{"op":"uninstall"}"#, #"{"op":"install"}"#, #"{"op":"launch"}"#,
+                #"{"op":"call","plugin":"push","method":"register"}"#,
+            ] {
+                _ = try reply(session, line)
+            }
+            #expect(try token(session) != old)
+            return (session, old)
         }
-        #expect(try token(ios) != old)
+        let (ios, old) = try reinstalled("ios")
         let stale = try reply(
             ios, #"{"op":"apns","token":"\#(old)","headers":{"apns-topic":"com.example.app"},"body":{"aps":{}}}"#)
         #expect(stale["status"] == 410 && stale["reason"] == "Unregistered" && stale["timestamp"] != nil, "\(stale)")
 
-        let (android, oldFCM) = try registeredAndKilled("android")
-        for line in [
-            #"{"op":"uninstall"}"#, #"{"op":"install"}"#, #"{"op":"launch"}"#,
-            #"{"op":"call","plugin":"push","method":"register"}"#,
-        ] {
-            _ = try reply(android, line)
-        }
-        #expect(try token(android) != oldFCM)
+        let (android, oldFCM) = try reinstalled("android")
         let gone = try reply(android, #"{"op":"fcm","body":{"message":{"token":"\#(oldFCM)","data":{"a":"1"}}}}"#)
         #expect(
             gone["error"]?["code"] == 404
