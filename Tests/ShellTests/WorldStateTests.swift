@@ -151,11 +151,19 @@ import Testing
         let api = InspectorTests()
         let first = try FrontDoorTests.Shell(environment: ["CXSHELL_STATE": file])
         let made = try api.devices(first, 2)
+        let pubnub = PubNubGatewayTests()
+        let registration = "/v2/push/sub-key/s/devices-apns2/\(made[0].token)"
+        #expect(
+            try pubnub.call(first, registration + "?add=news,sport&environment=production&topic=com.example.app").0
+                == 200)
         #expect(first.stop() == 0)  // the end of input: a clean stop saves
         let second = try FrontDoorTests.Shell(arguments: ["--state", file])
         let listed = try api.call(second, "GET", "/api/v1/devices").json?["devices"]?.arrayValue ?? []
         #expect(listed.map { $0["token"]?.stringValue ?? "" } == made.map(\.token))
         #expect(try api.push(second, made[0].token).contains("HTTP/2 200"))
+        // PubNub's registrations came back: the device's channels, in order.
+        let channels = try pubnub.call(second, registration + "?environment=production&topic=com.example.app")
+        #expect(channels.0 == 200 && channels.1 == #"["news","sport"]"#, "\(channels)")
         // The API reads and replaces the same document.
         let document = try api.call(second, "GET", "/api/v1/snapshot")
         #expect(document.status == 200 && document.json?["cxshell_state"] == 1)

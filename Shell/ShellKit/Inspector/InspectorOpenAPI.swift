@@ -260,7 +260,7 @@ enum InspectorOpenAPI {
           "/api/v1/snapshot": {
            "get": {
             "summary": "The world as a state document",
-            "description": "What `cxshell serve --state FILE` saves: devices as after a reboot (iOS keeps its tray, Android clears it; apps not running), every token issued, credentials, chaos rules and the clock's offset. Also what APNs and FCM hold for an offline phone. Not kept: channel registrations, PubNub registrations, Appwrite projects, the log.",
+            "description": "What `cxshell serve --state FILE` saves: devices as after a reboot (iOS keeps its tray, Android clears it; apps not running), every token issued, credentials, chaos rules and the clock's offset. Also what APNs and FCM hold for an offline phone, and PubNub's push registrations. Not kept: channel registrations, Appwrite projects, the log.",
             "responses": {
              "200": {
               "description": "The document.",

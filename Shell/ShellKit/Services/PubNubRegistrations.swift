@@ -1,3 +1,4 @@
+import OrderedJSON
 import PushServices
 
 /// A device registered with PubNub's push gateway: its push type and token, and for
@@ -47,5 +48,68 @@ struct PubNubRegistrations {
 
     func devices(on channel: String, subKey: String) -> [PubNubDevice] {
         devicesOfChannel[subKey]?[channel] ?? []
+    }
+}
+
+extension PubNubRegistrations {
+    /// The registrations as a state file keeps them (WorldSnapshot): per subscribe key,
+    /// each device with its channels, and each channel with its devices, both in order.
+    var saved: JSON {
+        func device(_ device: PubNubDevice) -> JSONObject {
+            JSONObject([
+                ("gateway", .string(device.gateway.rawValue)), ("token", .string(device.token)),
+                ("topic", device.topic.map(JSON.string) ?? .null),
+                ("environment", device.environment.map { .string($0.rawValue) } ?? .null),
+            ])
+        }
+        return .array(
+            channelsOfDevice.keys.sorted().map { subKey in
+                let devices = (channelsOfDevice[subKey] ?? [:]).sorted { $0.key.token < $1.key.token }.map { entry in
+                    var object = device(entry.key)
+                    object["channels"] = .array(entry.value.map(JSON.string))
+                    return JSON.object(object)
+                }
+                let channels = (devicesOfChannel[subKey] ?? [:]).filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
+                    .map { entry in
+                        JSON.object(
+                            JSONObject([
+                                ("channel", .string(entry.key)),
+                                ("devices", .array(entry.value.map { .object(device($0)) })),
+                            ]))
+                    }
+                return .object(
+                    JSONObject([
+                        ("sub_key", .string(subKey)), ("devices", .array(devices)), ("channels", .array(channels)),
+                    ]))
+            })
+    }
+
+    /// Registrations read back from `saved`; a sentence naming what does not read.
+    static func restored(from keys: [WorldSnapshot.Reader]) throws(WorldSnapshot.Refusal) -> PubNubRegistrations {
+        func device(_ reader: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> PubNubDevice {
+            let environment = try reader.optionalString("environment")
+            return PubNubDevice(
+                gateway: try reader.value("gateway", PubNubDevice.Gateway.self), token: try reader.string("token"),
+                topic: try reader.optionalString("topic"),
+                environment: try environment.map { text throws(WorldSnapshot.Refusal) in
+                    guard let value = APNsEnvironment(rawValue: text) else {
+                        throw reader.wrong("environment", "production or development")
+                    }
+                    return value
+                })
+        }
+        var registrations = PubNubRegistrations()
+        for key in keys {
+            let subKey = try key.string("sub_key")
+            for entry in try key.objects("devices") {
+                registrations.channelsOfDevice[subKey, default: [:]][try device(entry)] = try entry.strings("channels")
+            }
+            for entry in try key.objects("channels") {
+                var devices: [PubNubDevice] = []
+                for item in try entry.objects("devices") { devices.append(try device(item)) }
+                registrations.devicesOfChannel[subKey, default: [:]][try entry.string("channel")] = devices
+            }
+        }
+        return registrations
     }
 }

@@ -317,4 +317,14 @@ extension PubNubService: WorldService {
         if part == .devices { registrations = PubNubRegistrations() }
         return 0
     }
+
+    func save(_ part: WorldPart) -> JSONObject {
+        part == .devices ? JSONObject([("pubnub", registrations.saved)]) : JSONObject()
+    }
+
+    func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
+        guard part == .devices else { return nil }
+        let restored = try PubNubRegistrations.restored(from: try saved.objects("pubnub"))
+        return { [self] in registrations = restored }
+    }
 }
