@@ -12,14 +12,21 @@ public struct DeviceOptions: Sendable, Equatable {
     public var fcmProject: String
     /// The Apple developer team that owns the bundle.
     public var apnsTeam: String
+    /// Android: the API level the phone runs (PH-7); below 33 there is no runtime
+    /// notification permission.
+    public var androidAPI: Int
+
+    /// The API levels a device may run: Android 5.0 (21) to Android 15 (35).
+    public static let androidAPIs = 21...35
 
     public init(
         apnsEnvironment: APNsEnvironment = .production, fcmProject: String = "cxshell",
-        apnsTeam: String = "TEAM000001"
+        apnsTeam: String = "TEAM000001", androidAPI: Int = 34
     ) {
         self.apnsEnvironment = apnsEnvironment
         self.fcmProject = fcmProject
         self.apnsTeam = apnsTeam
+        self.androidAPI = androidAPI
     }
 }
 
@@ -95,7 +102,14 @@ public final class Device: PushSystem {
         state.withLock { state in
             issueInstallationID(&state)
             issueToken(&state)
+            state.authorization = installedAuthorization
         }
+    }
+
+    /// What an install starts with (PH-7): Android below API 33 grants notifications at
+    /// install and never asks; otherwise nothing is decided until the app asks.
+    var installedAuthorization: PushAuthorization {
+        platform == .android && options.androidAPI < 33 ? .granted : .undetermined
     }
 
     /// A device as `saved` describes it, after a reboot: powered on, the app not running,
@@ -390,7 +404,7 @@ public final class Device: PushSystem {
             }
             state.installed = true
             if let bundleID { state.bundleID = bundleID }
-            state.authorization = .undetermined
+            state.authorization = installedAuthorization
             issueInstallationID(&state)
             return state.bundleID
         }

@@ -76,6 +76,34 @@ import Testing
         #expect(bad["ok"] == false && bad["error"]?["status"] == "INVALID_ARGUMENT", "\(bad)")
     }
 
+    @Test func PH_7_belowAPI33NotificationsAreGrantedAtInstallAndNothingAsks() throws {
+        let session = Session()
+        let old = try reply(session, #"{"op":"device","platform":"android","android_api":32}"#)
+        #expect(old["ok"] == true)
+        #expect(try reply(session, #"{"op":"state"}"#)["permission"] == "granted")
+        #expect(try reply(session, #"{"op":"state"}"#)["android_api"] == 32)
+        // Never launched, never asked: a notification message is shown all the same.
+        let token = try token(session)
+        let shown = try reply(
+            session, #"{"op":"fcm","body":{"message":{"token":"\#(token)","notification":{"title":"hi"}}}}"#)
+        #expect(shown["effect"]?.stringValue?.hasPrefix("displayed by FCM") == true, "\(shown)")
+        // A reinstall grants again; API 33 and later ask first, as before.
+        _ = try reply(session, #"{"op":"uninstall"}"#)
+        _ = try reply(session, #"{"op":"install"}"#)
+        #expect(try reply(session, #"{"op":"state"}"#)["permission"] == "granted")
+        _ = try reply(session, #"{"op":"device","platform":"android"}"#)
+        #expect(try reply(session, #"{"op":"state"}"#)["permission"] == "undetermined")
+        #expect(try reply(session, #"{"op":"state"}"#)["android_api"] == 34)
+        // Bad input changes nothing.
+        #expect(
+            try reply(session, #"{"op":"device","platform":"ios","android_api":30}"#)["error"]
+                == #""android_api" is an Android phone's API level; a ios device has none"#)
+        #expect(
+            try reply(session, #"{"op":"device","platform":"android","android_api":12}"#)["error"]
+                == #""android_api" must be an API level from 21 to 35, not 12"#)
+        #expect(try reply(session, #"{"op":"devices"}"#)["devices"]?.arrayValue?.count == 2)
+    }
+
     @Test func PH_12_anFCMTokenUnseenFor270DaysExpiresAndTheAppGetsANewOneWhenBack() throws {
         let session = Session()
         for line in [

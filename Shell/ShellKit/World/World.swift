@@ -353,6 +353,7 @@ extension Device {
         if platform == .android {
             state["fid"] = installationID.map(JSON.string) ?? .null
             state["topics"] = .array(topics.map(JSON.string))
+            state["android_api"] = .integer(Int64(options.androidAPI))
         }
         state["channels"] = .array(channelSummaries.map(JSON.object))
         state["badge"] = .integer(Int64(badge))

@@ -213,6 +213,7 @@ extension World {
             ("id", .string(device.id)), ("platform", .string(device.platform.rawValue)),
             ("apns_environment", .string(device.options.apnsEnvironment.rawValue)),
             ("fcm_project", .string(device.options.fcmProject)), ("apns_team", .string(device.options.apnsTeam)),
+            ("android_api", .integer(Int64(device.options.androidAPI))),
             ("bundle", .string(saved.bundleID)), ("installed", .bool(saved.installed)),
             ("permission", .string(saved.permission.rawValue)), ("user_grants", .bool(saved.userGrants)),
             ("token", saved.token.map(JSON.string) ?? .null), ("fid", saved.installationID.map(JSON.string) ?? .null),
@@ -266,7 +267,8 @@ extension World {
                 let options = DeviceOptions(
                     apnsEnvironment: try device.value("apns_environment", APNsEnvironment.self, default: .production),
                     fcmProject: try device.optionalString("fcm_project") ?? DeviceOptions().fcmProject,
-                    apnsTeam: try device.optionalString("apns_team") ?? DeviceOptions().apnsTeam)
+                    apnsTeam: try device.optionalString("apns_team") ?? DeviceOptions().apnsTeam,
+                    androidAPI: Int(try device.integer("android_api", default: Int64(DeviceOptions().androidAPI))))
                 let state = Device.Saved(
                     installed: try device.bool("installed"), bundleID: try device.string("bundle"),
                     permission: try device.value("permission", PushAuthorization.self, default: .undetermined),

@@ -28,6 +28,18 @@ extension LineProtocol {
             guard !team.isEmpty else { throw request.invalid("\"apns_team\" must not be empty") }
             options.apnsTeam = team
         }
+        if let value = request.fields["android_api"] {
+            guard platform == .android else {
+                throw request.invalid(
+                    "\"android_api\" is an Android phone's API level; a \(platform.rawValue) device has none")
+            }
+            guard let level = value.integerValue.map(Int.init), DeviceOptions.androidAPIs.contains(level) else {
+                throw request.invalid(
+                    "\"android_api\" must be an API level from \(DeviceOptions.androidAPIs.lowerBound) to \(DeviceOptions.androidAPIs.upperBound), not \(value.compactText)"
+                )
+            }
+            options.androidAPI = level
+        }
         let device = world.makeDevice(platform: platform, bundle: bundle, options: options)
         reply["device"] = .string(device.id)
         reply["platform"] = .string(platform.rawValue)
