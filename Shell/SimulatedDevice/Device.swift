@@ -78,6 +78,8 @@ public final class Device: PushSystem {
         var badge = 0
         /// Android: the last `notification_count` a displayed notification set (PH-5).
         var notificationCount: Int?
+        /// iOS: Low Power Mode (PH-10).
+        var lowPower = false
         var ids: IDGenerator
         /// The install's channel registrations and the process's connections.
         var channels = DeviceChannels()
@@ -245,6 +247,19 @@ public final class Device: PushSystem {
             state.userGrants = grant
             if state.authorization != .undetermined { state.authorization = grant ? .granted : .denied }
         }
+    }
+
+    /// iOS: whether Low Power Mode is on (PH-10).
+    public var isLowPower: Bool { state.withLock { $0.lowPower } }
+
+    /// iOS: the user turns Low Power Mode on or off (PH-10); the service holding pushes
+    /// meanwhile is the world's APNs. Refused on other platforms.
+    public func setLowPower(_ on: Bool) throws(DeviceRefusal) {
+        guard platform == .ios else {
+            throw DeviceRefusal(
+                "low_power is iOS's Low Power Mode; a \(platform.rawValue) device has none (Android's is idle, Doze)")
+        }
+        state.withLock { $0.lowPower = on }
     }
 
     /// The permission as another phone's backup carries it (PH-13): the decision made,

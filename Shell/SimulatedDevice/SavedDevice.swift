@@ -21,13 +21,15 @@ extension Device {
         /// Flight mode is kept across a reboot, and since when it was on.
         public var online: Bool
         public var offlineSince: Int64
-        /// iOS: the app icon's badge (PH-5).
+        /// iOS: the app icon's badge (PH-5), and Low Power Mode (PH-10).
         public var badge: Int
+        public var lowPower: Bool
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
-            nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0
+            nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0,
+            lowPower: Bool = false
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -43,6 +45,7 @@ extension Device {
             self.online = online
             self.offlineSince = offlineSince
             self.badge = badge
+            self.lowPower = lowPower
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -58,6 +61,7 @@ extension Device {
             state.channels.offline = !online
             state.channels.offlineSince = offlineSince
             state.badge = badge
+            state.lowPower = lowPower
         }
     }
 
@@ -70,7 +74,7 @@ extension Device {
                 topics: state.topics.sorted(), storedToken: state.storedToken,
                 tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
                 nextMessage: state.nextMessage, online: !state.channels.offline,
-                offlineSince: state.channels.offlineSince, badge: state.badge)
+                offlineSince: state.channels.offlineSince, badge: state.badge, lowPower: state.lowPower)
         }
     }
 }

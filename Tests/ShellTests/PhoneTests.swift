@@ -104,6 +104,43 @@ import Testing
         #expect(try reply(session, #"{"op":"devices"}"#)["devices"]?.arrayValue?.count == 2)
     }
 
+    @Test func PH_10_lowPowerHoldsPriorityFivePushesNewestPerCollapseIDUntilItEnds() throws {
+        let (session, _) = try registeredAndKilled("ios")
+        #expect(try reply(session, #"{"op":"low_power","on":true}"#)["low_power"] == true)
+        #expect(try reply(session, #"{"op":"state"}"#)["low_power"] == true)
+        func push(_ priority: Int, _ alert: String, collapse: String? = nil) throws -> String {
+            let collapseHeader = collapse.map { #","apns-collapse-id":"\#($0)""# } ?? ""
+            return try reply(
+                session,
+                #"{"op":"apns","headers":{"apns-topic":"com.example.app","apns-priority":"\#(priority)"\#(collapseHeader)},"body":{"aps":{"alert":"\#(alert)"}}}"#
+            )["effect"]?.stringValue ?? ""
+        }
+        #expect(try push(10, "now").hasPrefix("shown in the tray"))
+        #expect(try push(5, "score 1-0", collapse: "score").hasPrefix("held: d1 is in Low Power Mode"))
+        #expect(try push(5, "later").hasPrefix("held"))
+        #expect(
+            try push(5, "score 2-0", collapse: "score").contains("replaced the one held with the same apns-collapse-id")
+        )
+        #expect(try reply(session, #"{"op":"tray"}"#)["entries"]?.arrayValue?.map { $0["body"] } == ["now"])
+        // Its state survives a restart of the world.
+        let restarted = Session()
+        try restarted.restore(snapshot: session.snapshot())
+        let off = try reply(restarted, #"{"op":"low_power","on":false}"#)
+        #expect(
+            off["effect"]?.stringValue?.hasPrefix("d1 is out of Low Power Mode; iOS handed over the 2 pushes it held")
+                == true, "\(off)")
+        #expect(
+            try reply(restarted, #"{"op":"tray"}"#)["entries"]?.arrayValue?.map { $0["body"] } == [
+                "now", "later", "score 2-0",
+            ])
+        // Android has no Low Power Mode of this kind: refused, nothing changes.
+        let android = Session()
+        _ = try reply(android, #"{"op":"device","platform":"android"}"#)
+        #expect(
+            try reply(android, #"{"op":"low_power","on":true}"#)["error"]
+                == "low_power is iOS's Low Power Mode; a android device has none (Android's is idle, Doze)")
+    }
+
     @Test func PH_12_anFCMTokenUnseenFor270DaysExpiresAndTheAppGetsANewOneWhenBack() throws {
         let session = Session()
         for line in [

@@ -17,6 +17,8 @@ final class APNsService {
     /// What APNs keeps for a device that is offline: only the newest notification per
     /// app (a device holds one app), until its `apns-expiration` (ms), or 30 days.
     private var stored: [String: (notification: APNsNotification, until: Int64)] = [:]
+    /// What iOS holds for a device in Low Power Mode (PH-10), by device id, in order.
+    private var lowPowerHeld: [String: [APNsNotification]] = [:]
     /// How long APNs stores a notification at most (Apple: "30 days or less").
     static let longestStorageMilliseconds: Int64 = 30 * 24 * 3600 * 1000
 
@@ -35,7 +37,32 @@ final class APNsService {
         }
         world.touch(target)
         if !target.isOnline { return (target, store(notification, for: target)) }
+        if target.isLowPower, notification.priority != 10 || notification.pushType == "background" {
+            return (target, holdForLowPower(notification, on: target))
+        }
         return (target, hand(notification, to: target))
+    }
+
+    /// PH-10: in Low Power Mode iOS holds priority-5 (and background) pushes until it
+    /// ends, the newest per collapse id; priority 10 goes at once.
+    private func holdForLowPower(_ notification: APNsNotification, on device: Device) -> PushOutcome {
+        var held = lowPowerHeld[device.id] ?? []
+        let replaced = notification.collapseID.flatMap { id in held.firstIndex { $0.collapseID == id } }
+        if let replaced { held.remove(at: replaced) }
+        held.append(notification)
+        lowPowerHeld[device.id] = held
+        return PushOutcome(
+            effect:
+                "held: \(device.id) is in Low Power Mode, and iOS holds priority-\(notification.priority) pushes until it ends"
+                + (replaced != nil ? " (it replaced the one held with the same apns-collapse-id)" : "") + " (PH-10)")
+    }
+
+    /// When Low Power Mode ends: what iOS held, handed over in the order it came.
+    func deliverHeld(to device: Device) -> String? {
+        guard let held = lowPowerHeld.removeValue(forKey: device.id), !held.isEmpty else { return nil }
+        let effects = held.map { hand($0, to: device).effect }
+        return "iOS handed over the \(held.count) push\(held.count == 1 ? "" : "es") it held: "
+            + effects.joined(separator: "; ")
     }
 
     /// What APNs does with a push for a device that is offline: it keeps the newest per
@@ -215,24 +242,45 @@ final class APNsService {
 }
 
 extension APNsService: WorldService {
+    /// A notification as a state file keeps it.
+    static func saved(_ notification: APNsNotification) -> JSONObject {
+        JSONObject([
+            ("token", .string(notification.token)), ("apns_id", notification.apnsID.map(JSON.string) ?? .null),
+            ("push_type", notification.pushType.map(JSON.string) ?? .null),
+            ("priority", .integer(Int64(notification.priority))),
+            ("collapse_id", notification.collapseID.map(JSON.string) ?? .null),
+            ("payload", .object(notification.payload)),
+            ("expiration", notification.expiration.map(JSON.integer) ?? .null),
+        ])
+    }
+
+    /// A notification read back from `saved(_:)`.
+    static func notification(_ item: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> APNsNotification {
+        guard let payload = try item.object("payload") else { throw item.wrong("payload", "an object") }
+        return APNsNotification(
+            token: try item.string("token"), apnsID: try item.optionalString("apns_id"),
+            pushType: try item.optionalString("push_type"), priority: Int(try item.integer("priority")),
+            collapseID: try item.optionalString("collapse_id"), payload: payload.object,
+            expiration: try item.optionalInteger("expiration"))
+    }
+
     /// Credentials: the signing keys' public halves; devices: what is kept offline.
     func save(_ part: WorldPart) -> JSONObject {
         if part == .devices {
             let kept = stored.sorted { $0.key < $1.key }.map { device, kept in
-                let notification = kept.notification
-                return JSON.object(
-                    JSONObject([
-                        ("device", .string(device)), ("token", .string(notification.token)),
-                        ("apns_id", notification.apnsID.map(JSON.string) ?? .null),
-                        ("push_type", notification.pushType.map(JSON.string) ?? .null),
-                        ("priority", .integer(Int64(notification.priority))),
-                        ("collapse_id", notification.collapseID.map(JSON.string) ?? .null),
-                        ("payload", .object(notification.payload)),
-                        ("expiration", notification.expiration.map(JSON.integer) ?? .null),
-                        ("until", .integer(kept.until)),
-                    ]))
+                var item = Self.saved(kept.notification)
+                item["device"] = .string(device)
+                item["until"] = .integer(kept.until)
+                return JSON.object(item)
             }
-            return JSONObject([("apns_offline", .array(kept))])
+            let held = lowPowerHeld.sorted { $0.key < $1.key }.flatMap { device, pushes in
+                pushes.map { notification in
+                    var item = Self.saved(notification)
+                    item["device"] = .string(device)
+                    return JSON.object(item)
+                }
+            }
+            return JSONObject([("apns_offline", .array(kept)), ("apns_low_power", .array(held))])
         }
         guard part == .credentials else { return JSONObject() }
         let saved = keys.keys.values.sorted { $0.keyID < $1.keyID }.map { key in
@@ -249,15 +297,16 @@ extension APNsService: WorldService {
         if part == .devices {
             var kept: [(String, (notification: APNsNotification, until: Int64))] = []
             for item in try saved.objects("apns_offline") {
-                guard let payload = try item.object("payload") else { throw item.wrong("payload", "an object") }
-                let notification = APNsNotification(
-                    token: try item.string("token"), apnsID: try item.optionalString("apns_id"),
-                    pushType: try item.optionalString("push_type"), priority: Int(try item.integer("priority")),
-                    collapseID: try item.optionalString("collapse_id"), payload: payload.object,
-                    expiration: try item.optionalInteger("expiration"))
-                kept.append((try item.string("device"), (notification, try item.integer("until"))))
+                kept.append((try item.string("device"), (try Self.notification(item), try item.integer("until"))))
             }
-            return { [self] in for (device, notification) in kept { stored[device] = notification } }
+            var held: [(String, APNsNotification)] = []
+            for item in try saved.objects("apns_low_power") {
+                held.append((try item.string("device"), try Self.notification(item)))
+            }
+            return { [self] in
+                for (device, notification) in kept { stored[device] = notification }
+                for (device, notification) in held { lowPowerHeld[device, default: []].append(notification) }
+            }
         }
         guard part == .credentials else { return nil }
         var read: [APNsProviderTokens.Key] = []
@@ -277,7 +326,10 @@ extension APNsService: WorldService {
             defer { keys = APNsProviderTokens() }
             return keys.keys.count
         case .devices:
-            defer { stored.removeAll() }
+            defer {
+                stored.removeAll()
+                lowPowerHeld.removeAll()
+            }
             return 0
         default: return 0
         }

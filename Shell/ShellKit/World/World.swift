@@ -357,6 +357,7 @@ extension Device {
         }
         state["channels"] = .array(channelSummaries.map(JSON.object))
         state["badge"] = .integer(Int64(badge))
+        if platform == .ios { state["low_power"] = .bool(isLowPower) }
         return state
     }
 

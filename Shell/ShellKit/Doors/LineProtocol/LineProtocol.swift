@@ -41,7 +41,7 @@ final class LineProtocol {
             ("notify", LineProtocol.notify), ("subscribe", LineProtocol.subscribe),
             ("unsubscribe", LineProtocol.unsubscribe), ("apns", LineProtocol.sendAPNs),
             ("simctl", LineProtocol.simctl), ("fcm", LineProtocol.sendFCM), ("tap", LineProtocol.tap),
-            ("dismiss", LineProtocol.dismiss), ("restore", LineProtocol.restore),
+            ("dismiss", LineProtocol.dismiss), ("restore", LineProtocol.restore), ("low_power", LineProtocol.lowPower),
             ("tray", LineProtocol.tray), ("rotate_token", LineProtocol.rotateToken), ("state", LineProtocol.state),
             ("uninstall", LineProtocol.uninstall), ("install", LineProtocol.install),
             ("fcm_topic", LineProtocol.fcmTopic), ("apns_key", LineProtocol.apnsKey),

@@ -57,6 +57,29 @@ extension LineProtocol {
         reply["advanced_ms"] = .integer(world.advancedMilliseconds)
     }
 
+    /// `{"op":"low_power","on":true}` (iOS, PH-10): pushes of priority 5 are held until it
+    /// is off again, and then handed over.
+    func lowPower(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        guard case .bool(let on)? = request.fields["on"] else {
+            throw request.invalid("low_power needs \"on\": true or false")
+        }
+        let was = device.isLowPower
+        try device.setLowPower(on)
+        reply["device"] = .string(device.id)
+        reply["low_power"] = .bool(on)
+        if on {
+            reply["effect"] = .string(
+                was
+                    ? "\(device.id) was already in Low Power Mode"
+                    : "\(device.id) is in Low Power Mode: iOS holds priority-5 and background pushes until it ends")
+        } else {
+            let held = apns.deliverHeld(to: device)
+            reply["effect"] = .string(
+                "\(device.id) is out of Low Power Mode; " + (held ?? "iOS held nothing for it"))
+        }
+    }
+
     /// `{"op":"network","online":false}` takes the device off the network, as flight mode
     /// does; `true` brings it back, and the services deliver what they kept.
     func network(_ request: Request, _ reply: inout JSONObject) throws {
