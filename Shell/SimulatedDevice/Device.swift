@@ -80,6 +80,8 @@ public final class Device: PushSystem {
         var notificationCount: Int?
         /// iOS: Low Power Mode (PH-10).
         var lowPower = false
+        /// Android: since when (world clock, ms) the phone has been in Doze (PH-9); nil: awake.
+        var dozeSince: Int64?
         var ids: IDGenerator
         /// The install's channel registrations and the process's connections.
         var channels = DeviceChannels()
@@ -260,6 +262,25 @@ public final class Device: PushSystem {
                 "low_power is iOS's Low Power Mode; a \(platform.rawValue) device has none (Android's is idle, Doze)")
         }
         state.withLock { $0.lowPower = on }
+    }
+
+    /// Android: since when the phone has been in Doze (PH-9); nil while it is awake.
+    public var dozeSince: Int64? { state.withLock { $0.dozeSince } }
+
+    /// Android: the phone goes idle (Doze) at `nowMilliseconds`, or wakes (PH-9); the
+    /// service holding messages meanwhile is the world's FCM. Refused on other platforms.
+    public func setIdle(_ on: Bool, nowMilliseconds: Int64) throws(DeviceRefusal) {
+        guard platform == .android else {
+            throw DeviceRefusal(
+                "idle is Android's Doze; a \(platform.rawValue) device has none (iOS's is low_power)")
+        }
+        state.withLock { state in
+            if on {
+                if state.dozeSince == nil { state.dozeSince = nowMilliseconds }
+            } else {
+                state.dozeSince = nil
+            }
+        }
     }
 
     /// The permission as another phone's backup carries it (PH-13): the decision made,

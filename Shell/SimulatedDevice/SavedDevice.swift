@@ -24,12 +24,14 @@ extension Device {
         /// iOS: the app icon's badge (PH-5), and Low Power Mode (PH-10).
         public var badge: Int
         public var lowPower: Bool
+        /// Android: since when the phone has been in Doze (PH-9); nil: awake.
+        public var dozeSince: Int64?
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
             nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0,
-            lowPower: Bool = false
+            lowPower: Bool = false, dozeSince: Int64? = nil
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -46,6 +48,7 @@ extension Device {
             self.offlineSince = offlineSince
             self.badge = badge
             self.lowPower = lowPower
+            self.dozeSince = dozeSince
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -62,6 +65,7 @@ extension Device {
             state.channels.offlineSince = offlineSince
             state.badge = badge
             state.lowPower = lowPower
+            state.dozeSince = dozeSince
         }
     }
 
@@ -74,7 +78,8 @@ extension Device {
                 topics: state.topics.sorted(), storedToken: state.storedToken,
                 tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
                 nextMessage: state.nextMessage, online: !state.channels.offline,
-                offlineSince: state.channels.offlineSince, badge: state.badge, lowPower: state.lowPower)
+                offlineSince: state.channels.offlineSince, badge: state.badge, lowPower: state.lowPower,
+                dozeSince: state.dozeSince)
         }
     }
 }

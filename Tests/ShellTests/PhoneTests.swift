@@ -104,6 +104,41 @@ import Testing
         #expect(try reply(session, #"{"op":"devices"}"#)["devices"]?.arrayValue?.count == 2)
     }
 
+    @Test func PH_9_dozeHoldsNormalPriorityUntilAMaintenanceWindowOrItsEnd() throws {
+        let (session, token) = try registeredAndKilled("android")
+        #expect(try reply(session, #"{"op":"idle","on":true}"#)["idle"] == true)
+        func send(_ priority: String, _ n: String) throws -> String {
+            try reply(
+                session,
+                #"{"op":"fcm","body":{"message":{"token":"\#(token)","data":{"n":"\#(n)"},"android":{"priority":"\#(priority)"}}}}"#
+            )["effect"]?.stringValue ?? ""
+        }
+        #expect(try !send("high", "0").hasPrefix("held"))  // high priority: at once
+        #expect(try send("normal", "1").hasPrefix("held: d1 is in Doze"))
+        #expect(try send("normal", "2").hasPrefix("held"))
+        // 14 minutes: no window yet; 15: the first one opens and hands both over, in order.
+        #expect(try reply(session, #"{"op":"clock","advance_ms":840000}"#)["effect"] == nil)
+        let window = try reply(session, #"{"op":"clock","advance_ms":60000}"#)
+        #expect(
+            window["effect"]?.stringValue?.hasPrefix("a maintenance window opened: d1 got the 2 messages FCM held")
+                == true, "\(window)")
+        // The next window is 30 minutes later; waking hands over at once, after a restart too.
+        #expect(try send("normal", "3").contains("waits for the next maintenance window"))
+        let restarted = Session()
+        try restarted.restore(snapshot: session.snapshot())
+        #expect(try reply(restarted, #"{"op":"state"}"#)["idle"] == true)
+        let woke = try reply(restarted, #"{"op":"idle","on":false}"#)
+        #expect(
+            woke["effect"]?.stringValue?.hasPrefix("d1 is awake; Doze ended: d1 got the 1 message FCM held") == true,
+            "\(woke)")
+        #expect(try reply(restarted, #"{"op":"state"}"#)["idle"] == false)
+        #expect(
+            try reply(session, #"{"op":"device","platform":"ios"}"#)["ok"] == true
+                && reply(session, #"{"op":"idle","on":true}"#)["error"]
+                    == "idle is Android's Doze; a ios device has none (iOS's is low_power)"
+        )
+    }
+
     @Test func PH_10_lowPowerHoldsPriorityFivePushesNewestPerCollapseIDUntilItEnds() throws {
         let (session, _) = try registeredAndKilled("ios")
         #expect(try reply(session, #"{"op":"low_power","on":true}"#)["low_power"] == true)

@@ -13,14 +13,28 @@ final class FCMService {
 
     /// What FCM keeps for devices that are offline, by device id.
     private var stored: [String: OfflineQueue] = [:]
+    /// What a dozing phone holds back (PH-9), by device id, in send order, and when the
+    /// oldest of it was held (a window opened after that hands it over).
+    private var dozeHeld: [String: [(message: FCMMessage, messageID: String)]] = [:]
+    private var heldSince: [String: Int64] = [:]
 
     init(world: World, oauth: OAuthService) {
         self.world = world
         self.oauth = oauth
     }
 
-    /// A message to a device: delivered when it is online, else kept as FCM keeps it.
+    /// A message to a device: delivered when it is online (held while it dozes, PH-9),
+    /// else kept as FCM keeps it.
     private func hand(_ message: FCMMessage, messageID: String, to device: Device) -> PushOutcome {
+        if device.isOnline, let since = device.dozeSince, Self.effectivePriority(message) != "HIGH" {
+            if dozeHeld[device.id]?.isEmpty ?? true { heldSince[device.id] = world.clock() }
+            dozeHeld[device.id, default: []].append((message, messageID))
+            let window = Self.nextMaintenanceWindow(dozeSince: since, after: world.clock())
+            return PushOutcome(
+                effect:
+                    "held: \(device.id) is in Doze, and a normal-priority message waits for the next maintenance window (\(RequestLog.timestamp(window))) or the end of Doze (PH-9)"
+            )
+        }
         guard !device.isOnline else { return device.receive(fcm: message, messageID: messageID) }
         let now = world.clock()
         let ttl = message.ttlSeconds ?? FCMRequest.maxTTLSeconds
@@ -115,6 +129,50 @@ final class FCMService {
             sent["devices"] = .array(reached)
         }
         return .success(sent)
+    }
+
+    /// The priority FCM delivers a message with.
+    static func effectivePriority(_ message: FCMMessage) -> String {
+        // FCM: notification messages default to high priority, data messages to normal.
+        message.priority ?? (message.isNotificationMessage ? "HIGH" : "NORMAL")
+    }
+
+    /// The first maintenance window after `now` for a phone dozing since `since`: 15
+    /// minutes in, then 30 minutes later, then every 60 (PH-9; the numbers are ours).
+    static func nextMaintenanceWindow(dozeSince since: Int64, after now: Int64) -> Int64 {
+        let minute: Int64 = 60_000
+        var window = since + 15 * minute
+        if window > now { return window }
+        window += 30 * minute
+        while window <= now { window += 60 * minute }
+        return window
+    }
+
+    /// A clock that moved on, or a phone that woke: what dozing phones held is handed over
+    /// when a maintenance window opened since it was held, or Doze ended; a sentence per
+    /// phone that got something.
+    func deliverDozeHeld(to device: Device, woke: Bool) -> String? {
+        guard let held = dozeHeld[device.id], !held.isEmpty else { return nil }
+        if !woke {
+            guard let since = device.dozeSince,
+                Self.nextMaintenanceWindow(dozeSince: since, after: heldSince[device.id] ?? since) <= world.clock()
+            else { return nil }
+        }
+        dozeHeld[device.id] = nil
+        heldSince[device.id] = nil
+        world.touch(device)
+        let effects = held.map { device.receive(fcm: $0.message, messageID: $0.messageID).effect }
+        return
+            "\(woke ? "Doze ended" : "a maintenance window opened"): \(device.id) got the \(held.count) message\(held.count == 1 ? "" : "s") FCM held: "
+            + effects.joined(separator: "; ")
+    }
+
+    /// The world's clock moved on: what the dozing phones whose maintenance window opened
+    /// held is handed over (only phones holding something are looked at).
+    func windowsOpened() -> [String] {
+        dozeHeld.keys.sorted { (World.deviceNumber($0) ?? 0) < (World.deviceNumber($1) ?? 0) }.compactMap { id in
+            world.devicesByID[id].flatMap { deliverDozeHeld(to: $0, woke: false) }
+        }
     }
 
     /// How long a token may go without its device connecting before FCM considers it
@@ -347,7 +405,11 @@ struct OfflineQueue {
 extension FCMService: WorldService {
     /// Devices: the messages kept offline (counted with their devices).
     func clear(_ part: WorldPart) -> Int {
-        if part == .devices { stored.removeAll() }
+        if part == .devices {
+            stored.removeAll()
+            dozeHeld.removeAll()
+            heldSince.removeAll()
+        }
         return 0
     }
 
@@ -361,7 +423,17 @@ extension FCMService: WorldService {
                     ("kept", .array(queue.inOrder.map(Self.saved))),
                 ]))
         }
-        return JSONObject([("fcm_offline", .array(queues))])
+        let dozing = dozeHeld.sorted { $0.key < $1.key }.map { device, held in
+            JSON.object(
+                JSONObject([
+                    ("device", .string(device)), ("held_since", .integer(heldSince[device] ?? 0)),
+                    (
+                        "held",
+                        .array(held.map { Self.saved(.init(message: $0.message, messageID: $0.messageID, until: 0)) })
+                    ),
+                ]))
+        }
+        return JSONObject([("fcm_offline", .array(queues)), ("fcm_doze", .array(dozing))])
     }
 
     static func saved(_ kept: OfflineQueue.Kept) -> JSON {
@@ -385,35 +457,53 @@ extension FCMService: WorldService {
             ]))
     }
 
+    /// A kept message read back from `saved(_:)`.
+    static func kept(_ item: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> OfflineQueue.Kept {
+        // A device's queue holds messages sent to it: by token or installation id.
+        let target: FCMTarget
+        if let token = try item.object("target")?.optionalString("token") {
+            target = .token(token)
+        } else if let fid = try item.object("target")?.optionalString("fid") {
+            target = .fid(fid)
+        } else {
+            throw item.wrong("target", #"{"token": …} or {"fid": …}"#)
+        }
+        var ttl: Double?
+        if case .number(let number)? = item.object["ttl_s"] { ttl = number.doubleValue }
+        let message = FCMMessage(
+            target: target, data: try item.object("data")?.object ?? JSONObject(),
+            title: try item.optionalString("title"), body: try item.optionalString("body"),
+            tag: try item.optionalString("tag"), collapseKey: try item.optionalString("collapse_key"),
+            priority: try item.optionalString("priority"), isNotificationMessage: try item.bool("notification"),
+            ttlSeconds: ttl)
+        return OfflineQueue.Kept(
+            message: message, messageID: try item.string("message_id"), until: try item.integer("until"))
+    }
+
     func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
         guard part == .devices else { return nil }
         var queues: [(String, OfflineQueue)] = []
         for queue in try saved.objects("fcm_offline") {
             var kept: [OfflineQueue.Kept] = []
-            for item in try queue.objects("kept") {
-                // A device's queue holds messages sent to it: by token or installation id.
-                let target: FCMTarget
-                if let token = try item.object("target")?.optionalString("token") {
-                    target = .token(token)
-                } else if let fid = try item.object("target")?.optionalString("fid") {
-                    target = .fid(fid)
-                } else {
-                    throw item.wrong("target", #"{"token": …} or {"fid": …}"#)
-                }
-                var ttl: Double?
-                if case .number(let number)? = item.object["ttl_s"] { ttl = number.doubleValue }
-                let message = FCMMessage(
-                    target: target, data: try item.object("data")?.object ?? JSONObject(),
-                    title: try item.optionalString("title"), body: try item.optionalString("body"),
-                    tag: try item.optionalString("tag"), collapseKey: try item.optionalString("collapse_key"),
-                    priority: try item.optionalString("priority"), isNotificationMessage: try item.bool("notification"),
-                    ttlSeconds: ttl)
-                kept.append(
-                    .init(message: message, messageID: try item.string("message_id"), until: try item.integer("until")))
-            }
+            for item in try queue.objects("kept") { kept.append(try Self.kept(item)) }
             queues.append(
                 (try queue.string("device"), OfflineQueue(inOrder: kept, deleted: Int(try queue.integer("deleted")))))
         }
-        return { [self] in for (device, queue) in queues { stored[device] = queue } }
+        var dozing: [(String, Int64, [(message: FCMMessage, messageID: String)])] = []
+        for phone in try saved.objects("fcm_doze") {
+            var held: [(message: FCMMessage, messageID: String)] = []
+            for item in try phone.objects("held") {
+                let kept = try Self.kept(item)
+                held.append((kept.message, kept.messageID))
+            }
+            dozing.append((try phone.string("device"), try phone.integer("held_since"), held))
+        }
+        return { [self] in
+            for (device, queue) in queues { stored[device] = queue }
+            for (device, since, held) in dozing {
+                heldSince[device] = since
+                dozeHeld[device] = held
+            }
+        }
     }
 }

@@ -354,6 +354,7 @@ extension Device {
             state["fid"] = installationID.map(JSON.string) ?? .null
             state["topics"] = .array(topics.map(JSON.string))
             state["android_api"] = .integer(Int64(options.androidAPI))
+            state["idle"] = .bool(dozeSince != nil)
         }
         state["channels"] = .array(channelSummaries.map(JSON.object))
         state["badge"] = .integer(Int64(badge))

@@ -222,6 +222,7 @@ extension World {
             ("next_tray_id", .integer(Int64(saved.nextTrayID))), ("next_message", .integer(Int64(saved.nextMessage))),
             ("online", .bool(saved.online)), ("offline_since", .integer(saved.offlineSince)),
             ("badge", .integer(Int64(saved.badge))), ("low_power", .bool(saved.lowPower)),
+            ("doze_since", saved.dozeSince.map(JSON.integer) ?? .null),
         ])
     }
 
@@ -279,7 +280,8 @@ extension World {
                     nextMessage: Int(try device.integer("next_message", default: 1)),
                     online: object(device, "online") ?? true,
                     offlineSince: try device.integer("offline_since", default: 0),
-                    badge: Int(try device.integer("badge", default: 0)), lowPower: object(device, "low_power") ?? false)
+                    badge: Int(try device.integer("badge", default: 0)), lowPower: object(device, "low_power") ?? false,
+                    dozeSince: try device.optionalInteger("doze_since"))
                 made.append((id, try device.value("platform", PushPlatform.self), options, state))
             }
             let last = Int(try saved.integer("last_number", default: 0))

@@ -50,11 +50,37 @@ extension LineProtocol {
             world.advance(by: milliseconds)
             // Appwrite's JWTs run out on the world's clock (APW-13).
             appwrite.expireCredentials()
+            // Dozing phones' maintenance windows open on it (PH-9).
+            let opened = fcm.windowsOpened()
+            if !opened.isEmpty { reply["effect"] = .string(opened.joined(separator: "; ")) }
         }
         let now = world.clock()
         reply["now"] = .string(RequestLog.timestamp(now))
         reply["now_ms"] = .integer(now)
         reply["advanced_ms"] = .integer(world.advancedMilliseconds)
+    }
+
+    /// `{"op":"idle","on":true}` (Android, PH-9): the phone dozes; normal-priority FCM
+    /// messages wait for a maintenance window or its end.
+    func idle(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        guard case .bool(let on)? = request.fields["on"] else {
+            throw request.invalid("idle needs \"on\": true or false")
+        }
+        let was = device.dozeSince != nil
+        try device.setIdle(on, nowMilliseconds: world.clock())
+        reply["device"] = .string(device.id)
+        reply["idle"] = .bool(on)
+        if on {
+            reply["effect"] = .string(
+                was
+                    ? "\(device.id) was already in Doze"
+                    : "\(device.id) is in Doze: normal-priority FCM messages wait for a maintenance window (15 minutes in, then 30 minutes later, then every 60) or its end"
+            )
+        } else {
+            reply["effect"] = .string(
+                "\(device.id) is awake; " + (fcm.deliverDozeHeld(to: device, woke: true) ?? "nothing was held for it"))
+        }
     }
 
     /// `{"op":"low_power","on":true}` (iOS, PH-10): pushes of priority 5 are held until it
