@@ -16,17 +16,22 @@ public struct DeviceOptions: Sendable, Equatable {
     /// notification permission.
     public var androidAPI: Int
 
+    /// iOS: how many background pushes per rolling hour wake the app (PH-11; Apple: "don't
+    /// try to send more than two or three per hour").
+    public var backgroundPushesPerHour: Int
+
     /// The API levels a device may run: Android 5.0 (21) to Android 15 (35).
     public static let androidAPIs = 21...35
 
     public init(
         apnsEnvironment: APNsEnvironment = .production, fcmProject: String = "cxshell",
-        apnsTeam: String = "TEAM000001", androidAPI: Int = 34
+        apnsTeam: String = "TEAM000001", androidAPI: Int = 34, backgroundPushesPerHour: Int = 3
     ) {
         self.apnsEnvironment = apnsEnvironment
         self.fcmProject = fcmProject
         self.apnsTeam = apnsTeam
         self.androidAPI = androidAPI
+        self.backgroundPushesPerHour = backgroundPushesPerHour
     }
 }
 

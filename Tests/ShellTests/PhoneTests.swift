@@ -176,6 +176,38 @@ import Testing
                 == "low_power is iOS's Low Power Mode; a android device has none (Android's is idle, Doze)")
     }
 
+    @Test func PH_11_backgroundPushesWakeTheAppThreeTimesAnHourThenOnlyTheNewestWaits() throws {
+        let session = Session()
+        for line in [
+            #"{"op":"device","platform":"ios"}"#, #"{"op":"launch"}"#, #"{"op":"background"}"#,
+        ] {
+            _ = try reply(session, line)
+        }
+        func wake(_ n: Int) throws -> String {
+            try reply(
+                session,
+                #"{"op":"apns","headers":{"apns-topic":"com.example.app","apns-push-type":"background","apns-priority":"5"},"body":{"aps":{"content-available":1},"n":\#(n)}}"#
+            )["effect"]?.stringValue ?? ""
+        }
+        for n in 1...3 { #expect(try wake(n).hasPrefix("delivered to the app in the background"), "\(n)") }
+        #expect(try wake(4).hasPrefix("throttled: d1's app was woken 3 times in the last hour"))
+        #expect(try wake(5).contains("this one replaces the one it kept"))
+        // 59 minutes: still no slot; at the hour, the newest (5) is handed over, and only it.
+        #expect(try reply(session, #"{"op":"clock","advance_ms":3540000}"#)["effect"] == nil)
+        let freed = try reply(session, #"{"op":"clock","advance_ms":60000}"#)
+        #expect(
+            freed["effect"]?.stringValue?.hasPrefix(
+                "d1: the hour freed a slot, and iOS handed over the throttled background push: delivered to the app in the background"
+            ) == true,
+            "\(freed)")
+        // In the foreground there is no budget; a bad budget option is refused.
+        _ = try reply(session, #"{"op":"foreground"}"#)
+        for n in 6...10 { #expect(try !wake(n).hasPrefix("throttled")) }
+        #expect(
+            try reply(session, #"{"op":"device","platform":"ios","background_pushes_per_hour":0}"#)["error"]
+                == #""background_pushes_per_hour" must be a whole number from 1 to 100, not 0"#)
+    }
+
     @Test func PH_12_anFCMTokenUnseenFor270DaysExpiresAndTheAppGetsANewOneWhenBack() throws {
         let session = Session()
         for line in [

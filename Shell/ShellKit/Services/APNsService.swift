@@ -2,6 +2,7 @@ import Credentials
 import Foundation
 import HTTPMessage
 import OrderedJSON
+import PushPlugin
 import PushServices
 import SimulatedDevice
 
@@ -19,6 +20,10 @@ final class APNsService {
     private var stored: [String: (notification: APNsNotification, until: Int64)] = [:]
     /// What iOS holds for a device in Low Power Mode (PH-10), by device id, in order.
     private var lowPowerHeld: [String: [APNsNotification]] = [:]
+    /// PH-11: when background pushes last woke each device's app, and the newest one held
+    /// back past the budget.
+    private var backgroundWakes: [String: [Int64]] = [:]
+    private var throttled: [String: APNsNotification] = [:]
     /// How long APNs stores a notification at most (Apple: "30 days or less").
     static let longestStorageMilliseconds: Int64 = 30 * 24 * 3600 * 1000
 
@@ -40,7 +45,59 @@ final class APNsService {
         if target.isLowPower, notification.priority != 10 || notification.pushType == "background" {
             return (target, holdForLowPower(notification, on: target))
         }
+        if Self.isBackgroundOnly(notification), target.appState == .background {
+            return (target, budgeted(notification, to: target))
+        }
         return (target, hand(notification, to: target))
+    }
+
+    /// A push that only wakes the app (`content-available`, nothing to show).
+    static func isBackgroundOnly(_ notification: APNsNotification) -> Bool {
+        notification.payload["aps"]?["content-available"] == 1
+            && !IOSNotification.isAlert(userInfo: notification.payload)
+    }
+
+    /// PH-11: background pushes to an app in the background wake it at most N times per
+    /// rolling hour of world clock; past that only the newest is kept, and handed over
+    /// when the hour frees a slot.
+    private func budgeted(_ notification: APNsNotification, to device: Device) -> PushOutcome {
+        let now = world.clock()
+        let hour: Int64 = 3_600_000
+        var recent = (backgroundWakes[device.id] ?? []).filter { now - $0 < hour }
+        guard recent.count >= device.options.backgroundPushesPerHour else {
+            recent.append(now)
+            backgroundWakes[device.id] = recent
+            return hand(notification, to: device)
+        }
+        backgroundWakes[device.id] = recent
+        let replaced = throttled[device.id] != nil
+        throttled[device.id] = notification
+        let free = (recent.first ?? now) + hour
+        return PushOutcome(
+            effect:
+                "throttled: \(device.id)'s app was woken \(recent.count) times in the last hour, its budget; iOS keeps only the newest background push"
+                + (replaced ? " (this one replaces the one it kept)" : "")
+                + " and hands it over when the hour frees a slot, at \(RequestLog.timestamp(free)) (PH-11)")
+    }
+
+    /// The world's clock moved on: a throttled background push is handed over to an app
+    /// still in the background once its hour frees a slot; a sentence per device.
+    func budgetFreed() -> [String] {
+        let now = world.clock()
+        return throttled.keys.sorted { (World.deviceNumber($0) ?? 0) < (World.deviceNumber($1) ?? 0) }.compactMap {
+            id in
+            guard let device = world.devicesByID[id], let notification = throttled[id] else { return nil }
+            let recent = (backgroundWakes[id] ?? []).filter { now - $0 < 3_600_000 }
+            guard recent.count < device.options.backgroundPushesPerHour else { return nil }
+            throttled[id] = nil
+            backgroundWakes[id] = recent + [now]
+            world.touch(device)
+            guard device.appState == .background else {
+                return "\(id): the throttled background push was dropped, the app is no longer in the background"
+            }
+            return "\(id): the hour freed a slot, and iOS handed over the throttled background push: "
+                + hand(notification, to: device).effect
+        }
     }
 
     /// PH-10: in Low Power Mode iOS holds priority-5 (and background) pushes until it
@@ -280,7 +337,18 @@ extension APNsService: WorldService {
                     return JSON.object(item)
                 }
             }
-            return JSONObject([("apns_offline", .array(kept)), ("apns_low_power", .array(held))])
+            let throttledPushes = throttled.sorted { $0.key < $1.key }.map { device, notification in
+                var item = Self.saved(notification)
+                item["device"] = .string(device)
+                return JSON.object(item)
+            }
+            let wakes = backgroundWakes.sorted { $0.key < $1.key }.map { device, times in
+                JSON.object(JSONObject([("device", .string(device)), ("at", .array(times.map(JSON.integer)))]))
+            }
+            return JSONObject([
+                ("apns_offline", .array(kept)), ("apns_low_power", .array(held)),
+                ("apns_throttled", .array(throttledPushes)), ("apns_background_wakes", .array(wakes)),
+            ])
         }
         guard part == .credentials else { return JSONObject() }
         let saved = keys.keys.values.sorted { $0.keyID < $1.keyID }.map { key in
@@ -303,7 +371,20 @@ extension APNsService: WorldService {
             for item in try saved.objects("apns_low_power") {
                 held.append((try item.string("device"), try Self.notification(item)))
             }
+            var throttledPushes: [(String, APNsNotification)] = []
+            for item in try saved.objects("apns_throttled") {
+                throttledPushes.append((try item.string("device"), try Self.notification(item)))
+            }
+            var wakes: [(String, [Int64])] = []
+            for item in try saved.objects("apns_background_wakes") {
+                guard let times = item.object["at"]?.arrayValue?.compactMap(\.integerValue) else {
+                    throw item.wrong("at", "an array of times")
+                }
+                wakes.append((try item.string("device"), times))
+            }
             return { [self] in
+                for (device, notification) in throttledPushes { throttled[device] = notification }
+                for (device, times) in wakes { backgroundWakes[device] = times }
                 for (device, notification) in kept { stored[device] = notification }
                 for (device, notification) in held { lowPowerHeld[device, default: []].append(notification) }
             }
@@ -329,6 +410,8 @@ extension APNsService: WorldService {
             defer {
                 stored.removeAll()
                 lowPowerHeld.removeAll()
+                backgroundWakes.removeAll()
+                throttled.removeAll()
             }
             return 0
         default: return 0

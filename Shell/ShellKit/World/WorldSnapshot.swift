@@ -214,6 +214,7 @@ extension World {
             ("apns_environment", .string(device.options.apnsEnvironment.rawValue)),
             ("fcm_project", .string(device.options.fcmProject)), ("apns_team", .string(device.options.apnsTeam)),
             ("android_api", .integer(Int64(device.options.androidAPI))),
+            ("background_pushes_per_hour", .integer(Int64(device.options.backgroundPushesPerHour))),
             ("bundle", .string(saved.bundleID)), ("installed", .bool(saved.installed)),
             ("permission", .string(saved.permission.rawValue)), ("user_grants", .bool(saved.userGrants)),
             ("token", saved.token.map(JSON.string) ?? .null), ("fid", saved.installationID.map(JSON.string) ?? .null),
@@ -269,7 +270,10 @@ extension World {
                     apnsEnvironment: try device.value("apns_environment", APNsEnvironment.self, default: .production),
                     fcmProject: try device.optionalString("fcm_project") ?? DeviceOptions().fcmProject,
                     apnsTeam: try device.optionalString("apns_team") ?? DeviceOptions().apnsTeam,
-                    androidAPI: Int(try device.integer("android_api", default: Int64(DeviceOptions().androidAPI))))
+                    androidAPI: Int(try device.integer("android_api", default: Int64(DeviceOptions().androidAPI))),
+                    backgroundPushesPerHour: Int(
+                        try device.integer(
+                            "background_pushes_per_hour", default: Int64(DeviceOptions().backgroundPushesPerHour))))
                 let state = Device.Saved(
                     installed: try device.bool("installed"), bundleID: try device.string("bundle"),
                     permission: try device.value("permission", PushAuthorization.self, default: .undetermined),

@@ -40,6 +40,18 @@ extension LineProtocol {
             }
             options.androidAPI = level
         }
+        if let value = request.fields["background_pushes_per_hour"] {
+            guard platform == .ios else {
+                throw request.invalid(
+                    "\"background_pushes_per_hour\" is iOS's background push budget; a \(platform.rawValue) device has none"
+                )
+            }
+            guard let count = value.integerValue.map(Int.init), (1...100).contains(count) else {
+                throw request.invalid(
+                    "\"background_pushes_per_hour\" must be a whole number from 1 to 100, not \(value.compactText)")
+            }
+            options.backgroundPushesPerHour = count
+        }
         let device = world.makeDevice(platform: platform, bundle: bundle, options: options)
         reply["device"] = .string(device.id)
         reply["platform"] = .string(platform.rawValue)

@@ -51,7 +51,8 @@ extension LineProtocol {
             // Appwrite's JWTs run out on the world's clock (APW-13).
             appwrite.expireCredentials()
             // Dozing phones' maintenance windows open on it (PH-9).
-            let opened = fcm.windowsOpened()
+            // And throttled background pushes find a free slot (PH-11).
+            let opened = fcm.windowsOpened() + apns.budgetFreed()
             if !opened.isEmpty { reply["effect"] = .string(opened.joined(separator: "; ")) }
         }
         let now = world.clock()
