@@ -57,6 +57,12 @@ public struct AndroidPushBridge: Sendable {
     public static let payloadExtra = "mobiler_push_payload"
     /// The extra that identifies a plugin-posted notification.
     public static let idExtra = "mobiler_push_id"
+    /// The extra of a button's intent that names its action (PH-3).
+    public static let actionExtra = "mobiler_push_action"
+    /// The `RemoteInput` result key of an input button: the OS puts the user's text here.
+    public static let inputExtra = "mobiler_push_input"
+    /// The data key that names the category whose buttons the plugin adds (PH-2).
+    public static let categoryKey = "mobiler_category"
 
     /// `Application.onCreate`: the app's process started, for any reason (a launch, a
     /// tap, a message that wakes it). The plugin asks for the current token, so that
@@ -96,6 +102,12 @@ public struct AndroidPushBridge: Sendable {
         plugin.authorizationAnswered(granted: granted)
     }
 
+    /// The plugin's `BroadcastReceiver.onReceive`: a button that does not open the app was
+    /// pressed; the app's process runs in the background for it (PH-3).
+    public func onReceive(broadcast intent: AndroidIntent) {
+        handle(intent)
+    }
+
     /// `FirebaseMessagingService.onMessageReceived`: every data message, and a
     /// notification message in the foreground. In the foreground it is a `received`
     /// event (DEL-1). The plugin always posts the tray notification, and its tap
@@ -115,7 +127,22 @@ public struct AndroidPushBridge: Sendable {
             TrayNotification(
                 title: message.notification?.title ?? message.data["title"]?.stringValue,
                 body: message.notification?.body ?? message.data["body"]?.stringValue,
-                tag: message.notification?.tag, intentAction: Self.openAction, intentExtras: extras))
+                tag: message.notification?.tag, intentAction: Self.openAction, intentExtras: extras,
+                actions: buttons(for: message, extras: extras)))
+    }
+
+    /// PH-2: a data message whose `mobiler_category` names a declared category gets that
+    /// category's first three actions, each an intent that names it.
+    private func buttons(for message: RemoteMessage, extras: JSONObject) -> [TrayNotification.Button] {
+        guard message.notification == nil, let name = message.data[Self.categoryKey]?.stringValue,
+            let category = plugin.system.notificationCategories().first(where: { $0.id == name })
+        else { return [] }
+        return category.actions.prefix(NotificationCategory.androidShownActions).map { action in
+            var pressed = extras
+            pressed[Self.actionExtra] = .string(action.id)
+            return TrayNotification.Button(
+                action: action, intent: AndroidIntent(action: Self.openAction, extras: pressed))
+        }
     }
 
     private func handle(_ intent: AndroidIntent) {
@@ -124,7 +151,12 @@ public struct AndroidPushBridge: Sendable {
                 let payload = try? JSON.parse(text: payloadText).objectValue
             else { return }
             let id = intent.extras[Self.idExtra]?.stringValue ?? payloadText
-            plugin.opened(id: id, event: payload)
+            guard let action = intent.extras[Self.actionExtra]?.stringValue else {
+                return plugin.opened(id: id, event: payload)
+            }
+            plugin.opened(
+                id: id,
+                event: PushEvent.acted(payload, action: action, input: intent.extras[Self.inputExtra]?.stringValue))
         } else if let messageID = intent.extras["google.message_id"]?.stringValue {
             // A notification message FCM displayed itself: the extras are the message
             // bundle; its data keys are what remains without GmsCore's own keys (DEL-3).

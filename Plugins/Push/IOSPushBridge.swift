@@ -85,12 +85,24 @@ public struct IOSPushBridge: Sendable {
         plugin.received(event: PushEvent.ios(userInfo: userInfo, action: .received))
     }
 
-    /// `userNotificationCenter(_:didReceive:)`: the default action is a tap (TAP-1).
-    /// The same notification reported again (it also launched the app) is ignored.
-    public func didReceive(response notification: IOSNotification, actionIdentifier: String) {
-        guard actionIdentifier == Self.defaultActionIdentifier else { return }
-        plugin.opened(
-            id: notification.identifier, event: PushEvent.ios(userInfo: notification.userInfo, action: .opened))
+    /// `UNNotificationDismissActionIdentifier`: the user dismissed it (custom dismiss action).
+    public static let dismissActionIdentifier = "com.apple.UNNotificationDismissActionIdentifier"
+
+    /// `userNotificationCenter(_:didReceive:)`: the default action is a tap (TAP-1), any
+    /// other action of the notification's category is that action's `opened` (PH-3), with
+    /// `userText` for a text input action. The same notification reported again (it also
+    /// launched the app) is ignored.
+    public func didReceive(response notification: IOSNotification, actionIdentifier: String, userText: String? = nil) {
+        let event = PushEvent.ios(userInfo: notification.userInfo, action: .opened)
+        switch actionIdentifier {
+        case Self.defaultActionIdentifier:
+            plugin.opened(id: notification.identifier, event: event)
+        case Self.dismissActionIdentifier:
+            return
+        default:
+            plugin.opened(
+                id: notification.identifier, event: PushEvent.acted(event, action: actionIdentifier, input: userText))
+        }
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

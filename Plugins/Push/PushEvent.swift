@@ -10,6 +10,15 @@ public enum NotificationAction: String, Sendable {
 public enum PushEvent {
     /// The reserved key (PAY-4).
     public static let reservedKey = "mobiler_push"
+    /// PH-3: the action button the user pressed, and the text of an input action. Reserved
+    /// as `mobiler_push` is: removed from every payload, and set only by the plugin.
+    public static let actionKey = "mobiler_action"
+    public static let inputKey = "mobiler_input"
+
+    /// Whether a payload key is the plugin's own (PAY-4, PH-3), never the sender's.
+    public static func isReserved(_ key: String) -> Bool {
+        key == reservedKey || key == actionKey || key == inputKey
+    }
 
     /// PAY-1: an APNs payload (`userInfo`) as an event. Every top-level key except
     /// `aps` in order; then `aps.alert`'s `title` and `body` (or a string alert as
@@ -20,6 +29,8 @@ public enum PushEvent {
         var event = userInfo
         event["aps"] = nil
         event[reservedKey] = nil
+        event[actionKey] = nil
+        event[inputKey] = nil
         switch userInfo["aps"]?["alert"] {
         case .object(let alert):
             addMissing("title", alert["title"], to: &event)
@@ -41,7 +52,7 @@ public enum PushEvent {
         data: JSONObject, notificationTitle: String?, notificationBody: String?, action: NotificationAction
     ) -> JSONObject {
         var event = JSONObject()
-        for (key, value) in data where key != reservedKey && !isAndroidReserved(key) {
+        for (key, value) in data where !isReserved(key) && !isAndroidReserved(key) {
             event[key] = value
         }
         addMissing("title", notificationTitle.map(JSON.string), to: &event)
@@ -55,7 +66,7 @@ public enum PushEvent {
     /// those keys (PAY-3); then `mobiler_push` (PAY-4).
     public static func appwrite(data: JSONObject, notification: JSONObject?, action: NotificationAction) -> JSONObject {
         var event = JSONObject()
-        for (key, value) in data where key != reservedKey {
+        for (key, value) in data where !isReserved(key) {
             event[key] = value
         }
         for key in ["title", "body"] {
@@ -82,6 +93,20 @@ public enum PushEvent {
         var event = payload
         event[reservedKey] = nil
         event[reservedKey] = .string(action.rawValue)
+        return event
+    }
+
+    /// PH-3: an `opened` event for a press of action `action` (with `input`, the text of an
+    /// input action): the payload's keys, then `mobiler_action`, `mobiler_input`, and
+    /// `mobiler_push` last (PAY-4).
+    public static func acted(_ payload: JSONObject, action: String, input: String?) -> JSONObject {
+        var event = payload
+        event[reservedKey] = nil
+        event[actionKey] = nil
+        event[inputKey] = nil
+        event[actionKey] = .string(action)
+        if let input { event[inputKey] = .string(input) }
+        event[reservedKey] = .string(NotificationAction.opened.rawValue)
         return event
     }
 

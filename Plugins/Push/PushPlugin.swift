@@ -1,7 +1,8 @@
 import CXHost
 import OrderedJSON
 
-/// The `push` plugin: op `register` and stream `events`, per the push contract.
+/// The `push` plugin: ops `register` and `categories` (PH-1), stream `events`, per the
+/// push contract.
 ///
 /// The plugin holds the contract (what the core sees and when); the OS is reached
 /// through `system`, and the OS reaches the plugin through `iosBridge` or
@@ -11,7 +12,8 @@ import OrderedJSON
 /// (TAP-4). The OS is only ever called with the lock released, since it may answer
 /// through a bridge before it returns.
 public final class PushPlugin: Plugin {
-    public static let pluginDescriptor = PluginDescriptor(name: "push", ops: ["register"], streams: ["events"])
+    public static let pluginDescriptor = PluginDescriptor(
+        name: "push", ops: ["register", "categories"], streams: ["events"])
     public var descriptor: PluginDescriptor { Self.pluginDescriptor }
     let system: any PushSystem
     private let state = Monitor(State())
@@ -62,6 +64,7 @@ public final class PushPlugin: Plugin {
             reply.fail("push notifications are not available on the web (browser web push is a separate concern)")
             return
         }
+        if op == "categories" { return declareCategories(input, reply: reply) }
         if !input.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
             return registerChannel(input, reply: reply)
         }
@@ -104,6 +107,20 @@ public final class PushPlugin: Plugin {
             $0.subscribers.removeAll()
             $0.pendingRegistrations.removeAll()
             $0.pendingChannels.removeAll()
+        }
+    }
+
+    // MARK: Categories
+
+    /// PH-1: the app's categories replace those declared before; a bad input is refused
+    /// with a sentence and changes nothing.
+    private func declareCategories(_ input: String, reply: Reply) {
+        switch NotificationCategory.parse(input) {
+        case .failure(let refusal):
+            reply.fail(refusal.message)
+        case .success(let categories):
+            system.setNotificationCategories(categories)
+            reply.succeed(JSONObject([("categories", .integer(Int64(categories.count)))]).compactText)
         }
     }
 

@@ -32,6 +32,12 @@ public protocol PushSystem: AnyObject, Sendable {
     func lastReportedToken() -> String?
     func storeReportedToken(_ token: String)
 
+    /// The app's declared categories (PH-1), kept across its processes: on iOS by the OS
+    /// (`UNUserNotificationCenter.setNotificationCategories`), on Android by the plugin in
+    /// the app's own storage. The OS forgets them when the app is uninstalled.
+    func setNotificationCategories(_ categories: [NotificationCategory])
+    func notificationCategories() -> [NotificationCategory]
+
     /// Registers the app on another channel (its SDK's work: connect, subscribe) and
     /// answers with the token a backend reaches the app by, or a refusal. It may
     /// answer before it returns.
@@ -64,12 +70,31 @@ public struct TrayNotification: Sendable, Equatable {
     /// `AndroidPushBridge.onNewIntent` / `onCreate`.
     public var intentAction: String?
     public var intentExtras: JSONObject
+    /// The buttons (PH-2), each with the intent its press sends.
+    public var actions: [Button]
 
-    public init(title: String?, body: String?, tag: String?, intentAction: String?, intentExtras: JSONObject) {
+    /// A button: what it shows, and the intent the OS sends when it is pressed, to the
+    /// activity (`foreground`) or to the plugin's broadcast receiver. For an `input` button
+    /// the OS adds the user's text to the extras under `AndroidPushBridge.inputExtra`.
+    public struct Button: Sendable, Equatable {
+        public var action: NotificationCategory.Action
+        public var intent: AndroidIntent
+
+        public init(action: NotificationCategory.Action, intent: AndroidIntent) {
+            self.action = action
+            self.intent = intent
+        }
+    }
+
+    public init(
+        title: String?, body: String?, tag: String?, intentAction: String?, intentExtras: JSONObject,
+        actions: [Button] = []
+    ) {
         self.title = title
         self.body = body
         self.tag = tag
         self.intentAction = intentAction
         self.intentExtras = intentExtras
+        self.actions = actions
     }
 }

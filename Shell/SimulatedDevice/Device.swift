@@ -85,6 +85,8 @@ public final class Device: PushSystem {
         var notificationCount: Int?
         /// iOS: Low Power Mode (PH-10).
         var lowPower = false
+        /// The app's declared notification categories (PH-1); they end with the install.
+        var categories: [NotificationCategory] = []
         /// Android: since when (world clock, ms) the phone has been in Doze (PH-9); nil: awake.
         var dozeSince: Int64?
         var ids: IDGenerator
@@ -377,29 +379,42 @@ public final class Device: PushSystem {
         return token
     }
 
-    /// The user taps a tray entry (`newest`, `oldest` or an id). It is removed, the
-    /// app comes to the foreground (launched if needed), and the plugin hears of the
-    /// tap through the bridge (TAP-1). Returns the entry's id.
-    public func tap(_ which: String) throws(DeviceRefusal) -> String {
-        let entry = try state.withLock { state throws(DeviceRefusal) -> TrayEntry in
-            try Self.take(which, from: &state.tray, doing: "tap")
+    /// The user taps a tray entry (`newest`, `oldest` or an id), or one of its action
+    /// buttons (`action`, with `text` for an input action; PH-3). It is removed; a tap or a
+    /// foreground action brings the app to the foreground (launched if needed), any other
+    /// action runs it in the background (started if needed); the plugin hears of it through
+    /// the bridge (TAP-1). Returns the entry's id. A refusal changes nothing.
+    public func tap(_ which: String, action: String? = nil, text: String? = nil) throws(DeviceRefusal) -> String {
+        let (entry, button) = try state.withLock { state throws(DeviceRefusal) -> (TrayEntry, TrayEntry.Button?) in
+            let entry = try Self.find(which, in: state.tray, doing: "tap")
+            let button = try Self.button(action, text: text, of: entry)
+            _ = state.tray.remove(entry.id)
+            return (entry, button)
         }
+        let foreground = button?.action.foreground ?? true
         let running = state.withLock { state -> AppProcess? in
             guard state.app.isRunning, let process = state.process else { return nil }
-            state.app = .foreground
+            if foreground { state.app = .foreground }
             return process
         }
-        let process = running ?? start(.foreground)
+        let process = running ?? start(foreground ? .foreground : .background)
         switch entry.content {
         case .ios(let userInfo):
             let notification = IOSNotification(identifier: entry.id, userInfo: userInfo)
-            // A cold start reports the tap twice, in the launch options and in
-            // didReceive, as iOS does; the plugin delivers it once.
-            if running == nil { process.push.iosBridge.didFinishLaunching(remoteNotification: notification) }
-            process.push.iosBridge.didReceive(
-                response: notification, actionIdentifier: IOSPushBridge.defaultActionIdentifier)
-        case .android(let intent):
+            // A cold start reports a tap twice, in the launch options and in didReceive,
+            // as iOS does; the plugin delivers it once. An action comes only to didReceive.
             if running == nil {
+                process.push.iosBridge.didFinishLaunching(remoteNotification: button == nil ? notification : nil)
+            }
+            process.push.iosBridge.didReceive(
+                response: notification, actionIdentifier: button?.action.id ?? IOSPushBridge.defaultActionIdentifier,
+                userText: text)
+        case .android(let tapIntent):
+            var intent = button?.intent ?? tapIntent
+            if let text { intent.extras[AndroidPushBridge.inputExtra] = .string(text) }
+            if !foreground {
+                process.push.androidBridge.onReceive(broadcast: intent)
+            } else if running == nil {
                 process.push.androidBridge.onCreate(intent: intent)
             } else {
                 process.push.androidBridge.onNewIntent(intent)
@@ -417,6 +432,30 @@ public final class Device: PushSystem {
         return entry.id
     }
 
+    /// PH-3: the button `action` names on `entry`, checked with its `text`; nil for a plain tap.
+    private static func button(_ action: String?, text: String?, of entry: TrayEntry) throws(DeviceRefusal)
+        -> TrayEntry.Button?
+    {
+        guard let action else {
+            if text != nil { throw DeviceRefusal("\"text\" goes with an input action; give \"action\" too") }
+            return nil
+        }
+        guard let button = entry.buttons.first(where: { $0.action.id == action }) else {
+            let ids = entry.buttons.map(\.action.id)
+            throw DeviceRefusal(
+                "tray entry \(entry.id) has no action '\(action)'; "
+                    + (ids.isEmpty ? "it has no actions" : "its actions are \(ids.joined(separator: ", "))"))
+        }
+        switch (button.action.input, text) {
+        case (true, nil):
+            throw DeviceRefusal("'\(action)' is an input action: give the user's \"text\"")
+        case (false, _?):
+            throw DeviceRefusal("'\(action)' is not an input action, so it takes no \"text\"")
+        default:
+            return button
+        }
+    }
+
     /// The user deletes the app: its process ends (as `kill`), its tray entries and
     /// storage go, and every token it held is retired at `nowMilliseconds`, so APNs
     /// answers 410 and FCM `UNREGISTERED` from now on. Its topics end with it.
@@ -431,6 +470,7 @@ public final class Device: PushSystem {
             state.storedToken = nil
             state.topics = []
             state.tray.clear()
+            state.categories = []
             state.authorization = .undetermined
             state.channels = DeviceChannels()
         }
@@ -485,6 +525,11 @@ public final class Device: PushSystem {
     private static func take(_ which: String, from tray: inout Tray, doing action: String) throws(DeviceRefusal)
         -> TrayEntry
     {
+        tray.remove(try find(which, in: tray, doing: action).id)!
+    }
+
+    /// The entry `which` names (`newest`, `oldest` or an id), or a sentence saying why none.
+    private static func find(_ which: String, in tray: Tray, doing action: String) throws(DeviceRefusal) -> TrayEntry {
         let entries = tray.entries
         guard !entries.isEmpty else { throw DeviceRefusal("the tray is empty: there is nothing to \(action)") }
         let chosen: TrayEntry? =
@@ -497,13 +542,34 @@ public final class Device: PushSystem {
             let ids = entries.map(\.id).joined(separator: ", ")
             throw DeviceRefusal("no tray entry has id '\(which)'; the tray has \(ids) (or use newest / oldest)")
         }
-        return tray.remove(chosen.id)!
+        return chosen
     }
 
     // MARK: Pushes
 
     /// Delivers a push APNs (or simctl) accepted, as iOS would (DEL-1, DEL-2, DEL-5, DEL-6).
     public func receive(apnsPayload payload: JSONObject, collapseID: String?) -> PushOutcome {
+        var outcome = deliver(apnsPayload: payload, collapseID: collapseID)
+        if outcome.trayID != nil, let name = payload["aps"]?["category"]?.stringValue {
+            outcome.effect += categoryNote(name)
+        }
+        return outcome
+    }
+
+    /// PH-2: what a posted entry's category gave it, for its effect.
+    private func categoryNote(_ name: String) -> String {
+        guard let category = notificationCategories().first(where: { $0.id == name }) else {
+            return "; no actions: the app declared no category '\(name)' (PH-2)"
+        }
+        let shown =
+            platform == .android ? NotificationCategory.androidShownActions : NotificationCategory.maximumActions
+        let ids = category.actions.prefix(shown).map(\.id)
+        return ids.isEmpty
+            ? "; category '\(name)' has no actions (PH-2)"
+            : "; with the actions of category '\(name)': \(ids.joined(separator: ", ")) (PH-2)"
+    }
+
+    private func deliver(apnsPayload payload: JSONObject, collapseID: String?) -> PushOutcome {
         guard let aps = payload["aps"]?.objectValue else {
             return PushOutcome(effect: "nothing: the payload has no aps, so iOS neither shows it nor wakes the app")
         }
@@ -524,8 +590,13 @@ public final class Device: PushSystem {
             let alert = aps["alert"]
             let title = alert?["title"]?.stringValue
             let body = alert?.stringValue ?? alert?["body"]?.stringValue
-            let posted = state.withLock {
-                $0.tray.post(title: title, body: body, collapseKey: collapseID, content: .ios(userInfo: payload))
+            let posted = state.withLock { state in
+                let category = aps["category"]?.stringValue.flatMap { name in
+                    state.categories.first { $0.id == name }
+                }
+                return state.tray.post(
+                    title: title, body: body, collapseKey: collapseID, content: .ios(userInfo: payload),
+                    buttons: (category?.actions ?? []).map { TrayEntry.Button(action: $0) })
             }
             return PushOutcome.Posted(id: posted.id, replaced: posted.replaced)
         }
@@ -576,6 +647,19 @@ public final class Device: PushSystem {
     /// Delivers a message FCM accepted for this device, as Android would (DEL-1,
     /// DEL-3 … DEL-6). `messageID` is FCM's `google.message_id`.
     public func receive(fcm message: FCMMessage, messageID: String) -> PushOutcome {
+        var outcome = deliver(fcm: message, messageID: messageID)
+        if outcome.trayID != nil, let name = message.data[AndroidPushBridge.categoryKey]?.stringValue {
+            outcome.effect +=
+                message.isNotificationMessage && appState != .foreground
+                ? "; no actions: FCM draws notification messages itself, and they have none (PH-2)"
+                : message.isNotificationMessage
+                    ? "; no actions: only data messages get the buttons of their \"\(AndroidPushBridge.categoryKey)\" (PH-2)"
+                    : categoryNote(name)
+        }
+        return outcome
+    }
+
+    private func deliver(fcm message: FCMMessage, messageID: String) -> PushOutcome {
         let (app, allowed) = state.withLock { ($0.app, $0.authorization == .granted) }
         if app == .forceStopped {
             return PushOutcome(
@@ -665,12 +749,17 @@ public final class Device: PushSystem {
             state.lastPost = state.tray.post(
                 title: notification.title, body: notification.body, collapseKey: notification.tag,
                 content: .android(
-                    intent: AndroidIntent(action: notification.intentAction, extras: notification.intentExtras)))
+                    intent: AndroidIntent(action: notification.intentAction, extras: notification.intentExtras)),
+                buttons: notification.actions.map { TrayEntry.Button(action: $0.action, intent: $0.intent) })
         }
     }
 
     public func lastReportedToken() -> String? { state.withLock { $0.storedToken } }
     public func storeReportedToken(_ token: String) { state.withLock { $0.storedToken = token } }
+    public func setNotificationCategories(_ categories: [NotificationCategory]) {
+        state.withLock { $0.categories = categories }
+    }
+    public func notificationCategories() -> [NotificationCategory] { state.withLock { $0.categories } }
 
     // MARK: Processes
 

@@ -20,6 +20,10 @@ final class DeviceLink: PushSystem {
     func post(_ notification: TrayNotification) { device?.post(notification) }
     func lastReportedToken() -> String? { device?.lastReportedToken() }
     func storeReportedToken(_ token: String) { device?.storeReportedToken(token) }
+    func setNotificationCategories(_ categories: [NotificationCategory]) {
+        device?.setNotificationCategories(categories)
+    }
+    func notificationCategories() -> [NotificationCategory] { device?.notificationCategories() ?? [] }
     func registerChannel(
         _ request: ChannelRequest, answer: @escaping @Sendable (Result<String, ChannelRefusal>) -> Void
     ) {

@@ -26,12 +26,14 @@ extension Device {
         public var lowPower: Bool
         /// Android: since when the phone has been in Doze (PH-9); nil: awake.
         public var dozeSince: Int64?
+        /// The app's declared categories (PH-1): the OS, or the app's storage, keeps them.
+        public var categories: [NotificationCategory]
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
             nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0,
-            lowPower: Bool = false, dozeSince: Int64? = nil
+            lowPower: Bool = false, dozeSince: Int64? = nil, categories: [NotificationCategory] = []
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -49,6 +51,7 @@ extension Device {
             self.badge = badge
             self.lowPower = lowPower
             self.dozeSince = dozeSince
+            self.categories = categories
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -66,6 +69,7 @@ extension Device {
             state.badge = badge
             state.lowPower = lowPower
             state.dozeSince = dozeSince
+            state.categories = categories
         }
     }
 
@@ -79,7 +83,7 @@ extension Device {
                 tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
                 nextMessage: state.nextMessage, online: !state.channels.offline,
                 offlineSince: state.channels.offlineSince, badge: state.badge, lowPower: state.lowPower,
-                dozeSince: state.dozeSince)
+                dozeSince: state.dozeSince, categories: state.categories)
         }
     }
 }

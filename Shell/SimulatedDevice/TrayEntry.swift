@@ -13,19 +13,34 @@ public struct TrayEntry: Sendable, Equatable {
         case channel(event: JSONObject)
     }
 
+    /// An action button (PH-2); on Android with the intent its press sends.
+    public struct Button: Sendable, Equatable {
+        public var action: NotificationCategory.Action
+        public var intent: AndroidIntent?
+
+        public init(action: NotificationCategory.Action, intent: AndroidIntent? = nil) {
+            self.action = action
+            self.intent = intent
+        }
+    }
+
     public let id: String
     public var title: String?
     public var body: String?
     /// `apns-collapse-id` or `android.notification.tag` (DEL-5).
     public var collapseKey: String?
     public var content: Content
+    public var buttons: [Button]
 
-    public init(id: String, title: String?, body: String?, collapseKey: String?, content: Content) {
+    public init(
+        id: String, title: String?, body: String?, collapseKey: String?, content: Content, buttons: [Button] = []
+    ) {
         self.id = id
         self.title = title
         self.body = body
         self.collapseKey = collapseKey
         self.content = content
+        self.buttons = buttons
     }
 }
 
@@ -45,17 +60,20 @@ struct Tray {
     /// Posts an entry, or replaces the one with the same collapse key (it keeps its
     /// id and becomes the newest). Returns the entry's id and whether it replaced one.
     mutating func post(
-        title: String?, body: String?, collapseKey: String?, content: TrayEntry.Content
+        title: String?, body: String?, collapseKey: String?, content: TrayEntry.Content,
+        buttons: [TrayEntry.Button] = []
     ) -> (id: String, replaced: Bool) {
         if let collapseKey, let index = entries.firstIndex(where: { $0.collapseKey == collapseKey }) {
             var entry = entries.remove(at: index)
             entry.title = title
             entry.body = body
             entry.content = content
+            entry.buttons = buttons
             entries.append(entry)
             return (entry.id, true)
         }
-        let entry = TrayEntry(id: "t\(nextID)", title: title, body: body, collapseKey: collapseKey, content: content)
+        let entry = TrayEntry(
+            id: "t\(nextID)", title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons)
         nextID += 1
         entries.append(entry)
         return (entry.id, false)

@@ -54,6 +54,13 @@ def deliveries(page):
     return page.locator("#deliveries li").all_inner_texts()
 
 
+def device_row(page, device):
+    """The devices table's row for `device`: its first cell says exactly that id (a token
+    in another row may contain the same characters)."""
+    return page.locator("#devices tbody tr").filter(
+        has=page.locator("td:first-child", has_text=re.compile("^" + re.escape(device) + "$")))
+
+
 def send_seed_push(page, alert_title):
     """The form's APNs push, the seed's example with its own title."""
     page.get_by_label("Service").select_option("apns")
@@ -201,7 +208,7 @@ def a_tray_entry_is_dismissed_and_an_apns_push_saved_for_simctl(page, shell):
         {"op": "apns", "device": made["device"], "headers": {"apns-topic": "com.example.app"},
          "body": {"aps": {"alert": {"title": "Simulate me", "body": "please"}, "badge": 4}}}])
     page.goto(shell.base + "/")
-    page.locator("#devices tbody tr", has_text=made["device"]).first.click()
+    device_row(page, made["device"]).click()
     expect(page.locator("#device-facts")).to_contain_text("badge 4")
     page.get_by_role("button", name=re.compile("^Dismiss t1")).click()
     expect(page.locator("#tray")).to_contain_text("empty")
@@ -213,6 +220,42 @@ def a_tray_entry_is_dismissed_and_an_apns_push_saved_for_simctl(page, shell):
     assert file["Simulator Target Bundle"] == "com.example.app", file
     assert file["aps"]["alert"]["title"] == "Simulate me", file
     page.screenshot(path=os.path.join(SHOTS, "inspector-simctl.png"))
+
+
+def phone_actions_badge_and_doze(page, shell):
+    """PH-3 on the page: an action button with its text field on a tray entry, the event
+    the core then receives; PH-9: an Android phone put in Doze and out."""
+    made = shell.api("POST", "/api/v1/devices", {"platform": "ios", "ready": True})["devices"][0]
+    categories = [{"id": "booking", "actions": [
+        {"id": "accept", "title": "Accept", "foreground": True}, {"id": "reply", "title": "Reply", "input": True}]}]
+    shell.api("POST", "/api/v1/requests", [
+        {"op": "call", "device": made["device"], "plugin": "push", "method": "categories",
+         "input": json.dumps(categories)},
+        {"op": "kill", "device": made["device"]},
+        {"op": "apns", "device": made["device"], "headers": {"apns-topic": "com.example.app"},
+         "body": {"aps": {"alert": {"title": "Booking", "body": "7 pm"}, "category": "booking", "badge": 2}}}])
+    page.goto(shell.base + "/")
+    device_row(page, made["device"]).click()
+    expect(page.locator("#device-facts")).to_contain_text("badge 2")
+    expect(page.locator("#device-facts")).to_contain_text("categories: booking")
+    page.get_by_label("Text for Reply on t1").fill("on my way")
+    page.screenshot(path=os.path.join(SHOTS, "inspector-actions.png"))
+    page.get_by_role("button", name="Reply (action reply) on t1").click()
+    expect(page.locator("#tray")).to_contain_text("empty")
+    expect(page.locator("#device-facts")).to_contain_text("app background")
+    page.get_by_role("button", name="Subscribe to push events").click()
+    expect(page.locator("#deliveries")).to_contain_text('"mobiler_input":"on my way"')
+    expect(page.locator("#deliveries")).to_contain_text('"mobiler_action":"reply"')
+    # Doze is Android's: the button is not offered for an iPhone.
+    expect(page.get_by_role("button", name="Enter Doze")).to_be_hidden()
+    android = shell.api("POST", "/api/v1/devices", {"platform": "android", "ready": True})["devices"][0]
+    page.reload()
+    device_row(page, android["device"]).click()
+    page.get_by_role("button", name="Enter Doze").click()
+    expect(page.locator("#device-facts")).to_contain_text("Doze on")
+    page.screenshot(path=os.path.join(SHOTS, "inspector-doze.png"))
+    page.get_by_role("button", name="Leave Doze").click()
+    expect(page.locator("#device-facts")).to_contain_text("Doze off")
 
 
 def ten_thousand_devices(page, shell):
@@ -242,7 +285,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     checks = [seed_checks_by_clicking, outside_push_appears_live, a_token_guarded_world_opens_by_signing_in,
               key_files_download_and_register, a_tray_entry_is_dismissed_and_an_apns_push_saved_for_simctl,
-              ten_thousand_devices]
+              phone_actions_badge_and_doze, ten_thousand_devices]
     passed = failed = 0
     shell = Shell(work)
     try:

@@ -15,6 +15,7 @@ final class FakePushSystem: PushSystem {
         var storedToken: String?
         var prompts = 0
         var posted: [TrayNotification] = []
+        var categories: [NotificationCategory] = []
     }
 
     let platform: PushPlatform
@@ -55,6 +56,10 @@ final class FakePushSystem: PushSystem {
     func post(_ notification: TrayNotification) { settings.withLock { $0.posted.append(notification) } }
     func lastReportedToken() -> String? { settings.withLock { $0.storedToken } }
     func storeReportedToken(_ token: String) { settings.withLock { $0.storedToken = token } }
+    func setNotificationCategories(_ categories: [NotificationCategory]) {
+        settings.withLock { $0.categories = categories }
+    }
+    func notificationCategories() -> [NotificationCategory] { settings.withLock { $0.categories } }
 
     private func hexBytes(_ hex: String) -> [UInt8] {
         var bytes: [UInt8] = []

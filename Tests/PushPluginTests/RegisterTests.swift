@@ -68,10 +68,10 @@ import Testing
         #expect(app.system.settings.withLock { $0.prompts } == 0)
     }
 
-    @Test func anUnknownOpListsRegister() throws {
+    @Test func anUnknownOpListsTheOps() throws {
         let app = try App()
         let id = try app.host.call("push", "regster")
         try app.host.waitUntilIdle()
-        #expect(app.deliveries == [.response(id, .failure("push has no op 'regster'; it has: register"))])
+        #expect(app.deliveries == [.response(id, .failure("push has no op 'regster'; it has: register, categories"))])
     }
 }

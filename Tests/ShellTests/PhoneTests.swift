@@ -30,6 +30,173 @@ import Testing
         try reply(session, #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body":{"aps":\#(aps)}}"#)
     }
 
+    /// The seed's booking category: a foreground action, an input action, a destructive
+    /// one, and a fourth that Android does not show.
+    static let booking =
+        #"[{"id":"booking","actions":[{"id":"accept","title":"Accept","foreground":true},{"id":"reply","title":"Reply","input":true},{"id":"decline","title":"Decline","destructive":true},{"id":"later","title":"Later"}]}]"#
+
+    func declare(_ session: Session, _ categories: String) throws -> JSON {
+        let input = JSON.string(categories).compactText
+        return try reply(session, #"{"op":"call","plugin":"push","method":"categories","input":\#(input)}"#)
+    }
+
+    func categoryIDs(_ session: Session) throws -> [String] {
+        try reply(session, #"{"op":"state"}"#)["categories"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+    }
+
+    @Test func PH_1_categoriesReplaceWhatWasDeclaredAndBadInputChangesNothing() throws {
+        for platform in ["ios", "android"] {
+            let (session, _) = try registeredAndKilled(platform)
+            _ = try reply(session, #"{"op":"launch"}"#)
+            #expect(try declare(session, Self.booking)["output"] == #"{"categories":1}"#)
+            // They outlive the process (the OS, or the plugin's storage, keeps them).
+            _ = try reply(session, #"{"op":"kill"}"#)
+            _ = try reply(session, #"{"op":"launch"}"#)
+            #expect(try categoryIDs(session) == ["booking"], "\(platform)")
+            let refused: [(String, String)] = [
+                (#"{"id":"x"}"#, "categories' input must be a JSON array of categories"),
+                ("[{", "categories' input is not JSON"),
+                (#"[{"actions":[]}]"#, #"category 1 has no "id" (a non-empty string)"#),
+                (#"[{"id":"a","actions":[{"title":"T"}]}]"#, #"category 'a': action 1 has no "id""#),
+                (
+                    #"[{"id":"a","actions":[{"id":"x","title":"1"},{"id":"x","title":"2"}]}]"#,
+                    "category 'a' has two actions with the id 'x'"
+                ),
+                (
+                    #"[{"id":"a","actions":[{"id":"1","title":"1"},{"id":"2","title":"2"},{"id":"3","title":"3"},{"id":"4","title":"4"},{"id":"5","title":"5"}]}]"#,
+                    "category 'a' has 5 actions; at most 4 (iOS shows four, Android three)"
+                ),
+                (#"[{"id":"a"},{"id":"a"}]"#, "two categories have the id 'a'"),
+                (
+                    #"[{"id":"a","actions":[{"id":"x","title":"X","input":"yes"}]}]"#,
+                    #"'x''s "input" must be true or false"#
+                ),
+            ]
+            for (input, sentence) in refused {
+                let answer = try declare(session, input)
+                #expect(answer["ok"] == false, "\(input)")
+                #expect(answer["output"]?.stringValue?.contains(sentence) == true, "\(input): \(answer)")
+            }
+            #expect(try categoryIDs(session) == ["booking"], "bad input changed nothing")
+            #expect(try declare(session, #"[{"id":"chat"}]"#)["output"] == #"{"categories":1}"#)
+            #expect(try categoryIDs(session) == ["chat"], "replaced")
+            // Uninstalling forgets them.
+            _ = try reply(session, #"{"op":"uninstall"}"#)
+            _ = try reply(session, #"{"op":"install"}"#)
+            #expect(try categoryIDs(session) == [])
+        }
+        let web = Session()
+        _ = try reply(web, #"{"op":"device","platform":"web"}"#)
+        _ = try reply(web, #"{"op":"launch"}"#)
+        #expect(try declare(web, Self.booking)["ok"] == false)
+    }
+
+    @Test func PH_2_aDeclaredCategoryGivesTheTrayEntryItsActions() throws {
+        let (ios, _) = try registeredAndKilled("ios")
+        _ = try reply(ios, #"{"op":"launch"}"#)
+        _ = try declare(ios, Self.booking)
+        _ = try reply(ios, #"{"op":"kill"}"#)
+        let shown = try apns(ios, #"{"alert":"Booking","category":"booking"}"#)
+        #expect(
+            shown["effect"]?.stringValue?.hasSuffix(
+                "with the actions of category 'booking': accept, reply, decline, later (PH-2)") == true, "\(shown)")
+        let undeclared = try apns(ios, #"{"alert":"Chat","category":"chat"}"#)
+        #expect(
+            undeclared["effect"]?.stringValue?.hasSuffix("no actions: the app declared no category 'chat' (PH-2)")
+                == true)
+        let entries = try #require(try reply(ios, #"{"op":"tray"}"#)["entries"]?.arrayValue)
+        #expect(
+            entries[0]["actions"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [
+                "accept", "reply", "decline", "later",
+            ])
+        #expect(
+            entries[0]["actions"]?.arrayValue?[1]
+                == .object(JSONObject([("id", "reply"), ("title", "Reply"), ("input", true)])))
+        #expect(entries[1]["actions"] == nil)
+
+        let (android, token) = try registeredAndKilled("android")
+        _ = try reply(android, #"{"op":"launch"}"#)
+        _ = try declare(android, Self.booking)
+        _ = try reply(android, #"{"op":"kill"}"#)
+        func fcm(_ message: String) throws -> JSON {
+            try reply(android, #"{"op":"fcm","body":{"message":{"token":"\#(token)",\#(message)}}}"#)
+        }
+        let data = try fcm(#""data":{"b":"7","mobiler_category":"booking"}"#)
+        #expect(
+            data["effect"]?.stringValue?.hasSuffix(
+                "with the actions of category 'booking': accept, reply, decline (PH-2)") == true, "\(data)")
+        let drawn = try fcm(#""notification":{"title":"N"},"data":{"mobiler_category":"booking"}"#)
+        #expect(
+            drawn["effect"]?.stringValue?.hasSuffix(
+                "no actions: FCM draws notification messages itself, and they have none (PH-2)") == true, "\(drawn)")
+        let tray = try #require(try reply(android, #"{"op":"tray"}"#)["entries"]?.arrayValue)
+        #expect(tray[0]["actions"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["accept", "reply", "decline"])
+        #expect(tray[1]["actions"] == nil)
+    }
+
+    @Test func PH_3_anActionOpensWithItsIDAndTextAndRunsTheAppWhereItSays() throws {
+        for platform in ["ios", "android"] {
+            let (session, token) = try registeredAndKilled(platform)
+            _ = try reply(session, #"{"op":"launch"}"#)
+            _ = try declare(session, Self.booking)
+            _ = try reply(session, #"{"op":"kill"}"#)
+            for n in 1...3 {
+                _ =
+                    platform == "ios"
+                    ? try apns(
+                        session, #"{"alert":"Booking \#(n)","category":"booking"},"n":\#(n),"mobiler_action":"forged""#)
+                    : try reply(
+                        session,
+                        #"{"op":"fcm","body":{"message":{"token":"\#(token)","data":{"n":"\#(n)","mobiler_category":"booking","mobiler_input":"forged"}}}}"#
+                    )
+            }
+            // Bad input changes nothing: the entry stays, the app does not start.
+            let bad: [(String, String)] = [
+                (
+                    #""which":"t1","action":"nope""#,
+                    "tray entry t1 has no action 'nope'; its actions are accept, reply, decline"
+                ),
+                (#""which":"t1","action":"reply""#, #"'reply' is an input action: give the user's "text""#),
+                (
+                    #""which":"t1","action":"decline","text":"x""#,
+                    #"'decline' is not an input action, so it takes no "text""#
+                ),
+                (#""which":"t1","text":"x""#, #""text" goes with an input action; give "action" too"#),
+            ]
+            for (fields, sentence) in bad {
+                let answer = try reply(session, #"{"op":"tap",\#(fields)}"#)
+                #expect(answer["error"]?.stringValue?.hasPrefix(sentence) == true, "\(platform) \(fields): \(answer)")
+            }
+            #expect(try reply(session, #"{"op":"tray"}"#)["entries"]?.arrayValue?.count == 3)
+            #expect(try reply(session, #"{"op":"state"}"#)["state"] == "not_running")
+            // A background action: the app runs in the background; the event waits (TAP-2).
+            let declined = try reply(session, #"{"op":"tap","which":"t1","action":"decline"}"#)
+            #expect(declined["effect"]?.stringValue?.contains("the app is in the background") == true, "\(declined)")
+            _ = try reply(session, #"{"op":"tap","which":"t2","action":"reply","text":"on my way"}"#)
+            #expect(try reply(session, #"{"op":"state"}"#)["state"] == "background")
+            #expect(try reply(session, #"{"op":"state"}"#)["buffered"] == 2)
+            // A foreground action brings the app forward, as a tap does.
+            _ = try reply(session, #"{"op":"tap","which":"t3","action":"accept"}"#)
+            #expect(try reply(session, #"{"op":"state"}"#)["state"] == "foreground")
+            let flushed = session.handle(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+            let events = flushed.compactMap { line in
+                (try? JSON.parse(text: line))?["output"]?.stringValue
+            }
+            let body = platform == "ios" ? #","body":"Booking N""# : ""
+            let n = { (i: Int) in platform == "ios" ? "\(i)" : #""\#(i)""# }
+            let category = platform == "ios" ? "" : #","mobiler_category":"booking""#
+            func event(_ i: Int, _ rest: String) -> String {
+                #"{"n":\#(n(i))\#(category)\#(body.replacingOccurrences(of: "N", with: "\(i)")),\#(rest),"mobiler_push":"opened"}"#
+            }
+            #expect(
+                events == [
+                    event(1, #""mobiler_action":"decline""#),
+                    event(2, #""mobiler_action":"reply","mobiler_input":"on my way""#),
+                    event(3, #""mobiler_action":"accept""#),
+                ], "\(platform): \(flushed)")
+        }
+    }
+
     @Test func PH_4_dismissingRemovesTheEntryAndDeliversNothing() throws {
         let (session, _) = try registeredAndKilled("ios")
         _ = try apns(session, #"{"alert":"one"}"#)

@@ -23,11 +23,15 @@ import Testing
         _ = try reply(session, #"{"op":"launch"}"#)
         let retired = try token(try reply(session, #"{"op":"call","plugin":"push","method":"register"}"#))
         let ios = try #require(try reply(session, #"{"op":"rotate_token"}"#)["token"]?.stringValue)
+        let categories = JSON.string(#"[{"id":"booking","actions":[{"id":"reply","title":"Reply","input":true}]}]"#)
+        _ = try reply(
+            session, #"{"op":"call","plugin":"push","method":"categories","input":\#(categories.compactText)}"#)
         _ = try reply(session, #"{"op":"kill"}"#)
         #expect(
             try reply(
-                session, #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"kept"}}}"#)[
-                    "tray_id"] == "t1")
+                session,
+                #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"kept","category":"booking"}}}"#
+            )["tray_id"] == "t1")
         _ = try reply(session, #"{"op":"device","platform":"android","fcm_project":"demo"}"#)
         _ = try reply(session, #"{"op":"launch"}"#)
         let android = try token(try reply(session, #"{"op":"call","plugin":"push","method":"register"}"#))
@@ -72,6 +76,11 @@ import Testing
         // iOS keeps its tray across the reboot, Android clears it; apps are not running.
         #expect(try reply(new, #"{"op":"tray","device":"d1"}"#)["entries"]?.arrayValue?.map { $0["body"] } == ["kept"])
         #expect(try reply(new, #"{"op":"tray","device":"d2"}"#)["entries"] == .array([]))
+        // The app's categories, and the kept entry's action buttons (PH-1, PH-2).
+        #expect(try reply(new, #"{"op":"state","device":"d1"}"#)["categories"]?.arrayValue?.count == 1)
+        #expect(
+            try reply(new, #"{"op":"tap","device":"d1","which":"t1","action":"reply","text":"ok"}"#)["action"]
+                == "reply")
         #expect(try reply(new, #"{"op":"state","device":"d2"}"#)["state"] == "not_running")
         // The topic's subscriber, the rule with what remains of it, the clock.
         let topic = try reply(new, #"{"op":"fcm","body":{"message":{"topic":"news","data":{"a":"1"}}}}"#)

@@ -108,6 +108,10 @@ enum InspectorPage {
                 <button type="button" data-op="rotate_token">Rotate token</button>
                 <button type="button" data-op="uninstall">Uninstall</button>
                 <button type="button" data-op="install">Install</button>
+                <button type="button" data-op="idle" data-on="true" data-platform="android">Enter Doze</button>
+                <button type="button" data-op="idle" data-on="false" data-platform="android">Leave Doze</button>
+                <button type="button" data-op="low_power" data-on="true" data-platform="ios">Low Power Mode on</button>
+                <button type="button" data-op="low_power" data-on="false" data-platform="ios">Low Power Mode off</button>
               </div>
               <h3>The app's core</h3>
               <div class="actions" id="core-actions">
@@ -256,7 +260,11 @@ enum InspectorPage {
           $("device-body").hidden = false;
           $("device-facts").textContent = `app ${d.state.replace("_", " ")} · notifications ${d.permission} · ` +
             `${d.installed ? "installed" : "not installed"} · core subscribed to: ${d.subscriptions.join(", ") || "nothing"}` +
-            (d.buffered ? ` · ${d.buffered} taps buffered` : "") + ` · badge ${d.badge}`;
+            (d.buffered ? ` · ${d.buffered} taps buffered` : "") + ` · badge ${d.badge}` +
+            (d.platform === "android" ? ` · Doze ${d.idle ? "on" : "off"} · Android API ${d.android_api}` : "") +
+            (d.platform === "ios" ? ` · Low Power Mode ${d.low_power ? "on" : "off"}` : "") +
+            (d.categories && d.categories.length ? ` · categories: ${d.categories.map((c) => c.id).join(", ")}` : "");
+          for (const button of $("user-actions").querySelectorAll("button[data-platform]")) button.hidden = button.dataset.platform !== d.platform;
           $("device-token").textContent = d.token || "(none yet)";
           const tray = $("tray"); tray.replaceChildren();
           if (!d.tray.length) tray.append(el("li", { className: "muted", textContent: "empty" }));
@@ -267,8 +275,21 @@ enum InspectorPage {
             const dismiss = el("button", { type: "button", textContent: "Dismiss" });
             dismiss.setAttribute("aria-label", `Dismiss ${entry.id}: ${entry.title || ""} ${entry.body || ""}`);
             dismiss.addEventListener("click", () => act({ op: "dismiss", which: entry.id }));
+            // PH-2, PH-3: the entry's action buttons; an input action has its text field.
+            const buttons = (entry.actions || []).flatMap((action) => {
+              const press = el("button", { type: "button", textContent: action.title });
+              press.setAttribute("aria-label", `${action.title} (action ${action.id}) on ${entry.id}`);
+              if (!action.input) {
+                press.addEventListener("click", () => act({ op: "tap", which: entry.id, action: action.id }));
+                return [" ", press];
+              }
+              const text = el("input", { type: "text", size: 14 });
+              text.setAttribute("aria-label", `Text for ${action.title} on ${entry.id}`);
+              press.addEventListener("click", () => act({ op: "tap", which: entry.id, action: action.id, text: text.value }));
+              return [" ", text, press];
+            });
             tray.append(el("li", {}, el("code", { textContent: entry.id }), " ", el("strong", { textContent: entry.title || "" }),
-              " ", entry.body || "", " ", tap, " ", dismiss));
+              " ", entry.body || "", " ", tap, " ", dismiss, ...buttons));
           }
           const list = $("deliveries"); list.replaceChildren();
           if (!d.deliveries.length) list.append(el("li", { className: "muted", textContent: "nothing yet" }));
@@ -300,6 +321,7 @@ enum InspectorPage {
           const button = e.target.closest("button"); if (!button) return;
           const request = { op: button.dataset.op };
           if (button.dataset.answer) request.answer = button.dataset.answer;
+          if (button.dataset.on) request.on = button.dataset.on === "true";
           act(request);
         });
         $("core-actions").addEventListener("click", (e) => {

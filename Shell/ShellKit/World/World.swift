@@ -359,16 +359,20 @@ extension Device {
         state["channels"] = .array(channelSummaries.map(JSON.object))
         state["badge"] = .integer(Int64(badge))
         if platform == .ios { state["low_power"] = .bool(isLowPower) }
+        if platform != .web { state["categories"] = .array(notificationCategories().map(\.json)) }
         return state
     }
 
-    /// The tray's entries as `tray` and the inspector show them.
+    /// The tray's entries as `tray` and the inspector show them; `actions` when the entry
+    /// has buttons (PH-2).
     var trayReport: [JSON] {
         trayEntries.map { entry in
-            [
+            var fields: [(String, JSON)] = [
                 ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
                 ("body", entry.body.map(JSON.string) ?? .null),
-            ].jsonObject
+            ]
+            if !entry.buttons.isEmpty { fields.append(("actions", .array(entry.buttons.map(\.action.json)))) }
+            return fields.jsonObject
         }
     }
 }

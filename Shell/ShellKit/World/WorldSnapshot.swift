@@ -193,6 +193,19 @@ extension World {
         }
     }
 
+    /// A saved list of categories (or of one entry's actions, `wrapping` them in a
+    /// category), read by the `categories` op's own rules; absent is none.
+    static func categories(
+        _ record: WorldSnapshot.Reader, _ key: String, wrapping: (JSON) -> [JSON]
+    ) throws(WorldSnapshot.Refusal) -> [NotificationCategory] {
+        guard let value = record.object[key] else { return [] }
+        switch NotificationCategory.parse(json: .array(wrapping(value))) {
+        case .success(let categories): return categories
+        case .failure(let refusal):
+            throw record.wrong(key, "categories as the categories op takes them (\(refusal.message))")
+        }
+    }
+
     static func saved(_ device: Device) -> JSONObject {
         let saved = device.saved
         let tray: [JSON] = saved.tray.compactMap { entry in
@@ -202,12 +215,13 @@ extension World {
             case .channel(let event): content = .object(JSONObject([("channel", .object(event))]))
             case .android: return nil
             }
-            return .object(
-                JSONObject([
-                    ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
-                    ("body", entry.body.map(JSON.string) ?? .null),
-                    ("collapse_key", entry.collapseKey.map(JSON.string) ?? .null), ("content", content),
-                ]))
+            var saved = JSONObject([
+                ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
+                ("body", entry.body.map(JSON.string) ?? .null),
+                ("collapse_key", entry.collapseKey.map(JSON.string) ?? .null), ("content", content),
+            ])
+            if !entry.buttons.isEmpty { saved["actions"] = .array(entry.buttons.map(\.action.json)) }
+            return .object(saved)
         }
         return JSONObject([
             ("id", .string(device.id)), ("platform", .string(device.platform.rawValue)),
@@ -224,6 +238,7 @@ extension World {
             ("online", .bool(saved.online)), ("offline_since", .integer(saved.offlineSince)),
             ("badge", .integer(Int64(saved.badge))), ("low_power", .bool(saved.lowPower)),
             ("doze_since", saved.dozeSince.map(JSON.integer) ?? .null),
+            ("categories", .array(saved.categories.map(\.json))),
         ])
     }
 
@@ -259,12 +274,16 @@ extension World {
                     } else {
                         throw entry.wrong("content", #"{"ios": the payload} or {"channel": the event}"#)
                     }
+                    let actions =
+                        try Self.categories(
+                            entry, "actions", wrapping: { [.object(JSONObject([("id", "saved"), ("actions", $0)]))] }
+                        ).first?.actions ?? []
                     tray.append(
                         TrayEntry(
                             id: try entry.string("id"), title: try entry.optionalString("title"),
                             body: try entry.optionalString("body"),
                             collapseKey: try entry.optionalString("collapse_key"),
-                            content: content))
+                            content: content, buttons: actions.map { TrayEntry.Button(action: $0) }))
                 }
                 let options = DeviceOptions(
                     apnsEnvironment: try device.value("apns_environment", APNsEnvironment.self, default: .production),
@@ -285,7 +304,8 @@ extension World {
                     online: object(device, "online") ?? true,
                     offlineSince: try device.integer("offline_since", default: 0),
                     badge: Int(try device.integer("badge", default: 0)), lowPower: object(device, "low_power") ?? false,
-                    dozeSince: try device.optionalInteger("doze_since"))
+                    dozeSince: try device.optionalInteger("doze_since"),
+                    categories: try Self.categories(device, "categories", wrapping: { $0.arrayValue ?? [.null] }))
                 made.append((id, try device.value("platform", PushPlatform.self), options, state))
             }
             let last = Int(try saved.integer("last_number", default: 0))

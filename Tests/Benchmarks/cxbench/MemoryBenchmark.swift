@@ -17,6 +17,8 @@ enum MemoryBenchmark {
         func post(_ notification: TrayNotification) {}
         func lastReportedToken() -> String? { nil }
         func storeReportedToken(_ token: String) {}
+        func setNotificationCategories(_ categories: [NotificationCategory]) {}
+        func notificationCategories() -> [NotificationCategory] { [] }
     }
 
     static func run() {

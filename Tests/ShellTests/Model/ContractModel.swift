@@ -162,7 +162,10 @@ struct ContractModel {
 
     /// PAY-4: the event's keys, then `mobiler_push` last.
     static func event(_ members: [(String, JSON)], _ action: String) -> String {
-        JSONObject(members.filter { $0.0 != "mobiler_push" } + [("mobiler_push", .string(action))]).compactText
+        JSONObject(
+            members.filter { !["mobiler_push", "mobiler_action", "mobiler_input"].contains($0.0) }
+                + [("mobiler_push", .string(action))]
+        ).compactText
     }
 
     /// PAY-3: title and body are added only when the payload has no such key.

@@ -161,9 +161,19 @@ extension LineProtocol {
         reply["effect"] = .string("dismissed: the entry left the tray; no event")
     }
 
+    /// `{"op":"tap","which":"t1"}`, or one of the entry's buttons: `"action":"reply"`, with
+    /// `"text"` for an input action (PH-3).
     func tap(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        reply["id"] = .string(try device.tap(try request.string("which")))
+        let action = try request.optionalString("action")
+        let id = try device.tap(
+            try request.string("which"), action: action, text: try request.optionalString("text"))
+        reply["id"] = .string(id)
+        guard let action else { return }
+        reply["action"] = .string(action)
+        reply["effect"] = .string(
+            "pressed '\(action)' on \(id): the entry left the tray and the app is in the \(device.appState.rawValue); "
+                + "its opened event carries \"mobiler_action\" (PH-3)")
     }
 
     func tray(_ request: Request, _ reply: inout JSONObject) throws {
