@@ -20,18 +20,27 @@ public struct DeviceOptions: Sendable, Equatable {
     /// try to send more than two or three per hour").
     public var backgroundPushesPerHour: Int
 
+    /// iOS: the app's capabilities that let a notification through Focus (PH-8):
+    /// `time-sensitive` (Time Sensitive Notifications) and `critical-alerts` (the entitlement).
+    public var capabilities: [String]
+
+    /// The capabilities an app may have.
+    public static let knownCapabilities = ["time-sensitive", "critical-alerts"]
+
     /// The API levels a device may run: Android 5.0 (21) to Android 15 (35).
     public static let androidAPIs = 21...35
 
     public init(
         apnsEnvironment: APNsEnvironment = .production, fcmProject: String = "cxshell",
-        apnsTeam: String = "TEAM000001", androidAPI: Int = 34, backgroundPushesPerHour: Int = 3
+        apnsTeam: String = "TEAM000001", androidAPI: Int = 34, backgroundPushesPerHour: Int = 3,
+        capabilities: [String] = []
     ) {
         self.apnsEnvironment = apnsEnvironment
         self.fcmProject = fcmProject
         self.apnsTeam = apnsTeam
         self.androidAPI = androidAPI
         self.backgroundPushesPerHour = backgroundPushesPerHour
+        self.capabilities = capabilities
     }
 }
 
@@ -85,6 +94,8 @@ public final class Device: PushSystem {
         var notificationCount: Int?
         /// iOS: Low Power Mode (PH-10).
         var lowPower = false
+        /// iOS: a Focus is on (PH-8).
+        var focus = false
         /// The app's declared notification categories (PH-1); they end with the install.
         var categories: [NotificationCategory] = []
         /// Android: since when (world clock, ms) the phone has been in Doze (PH-9); nil: awake.
@@ -269,6 +280,17 @@ public final class Device: PushSystem {
                 "low_power is iOS's Low Power Mode; a \(platform.rawValue) device has none (Android's is idle, Doze)")
         }
         state.withLock { $0.lowPower = on }
+    }
+
+    /// iOS: whether a Focus is on (PH-8).
+    public var isFocused: Bool { state.withLock { $0.focus } }
+
+    /// iOS: the user turns a Focus on or off (PH-8). Refused on other platforms.
+    public func setFocus(_ on: Bool) throws(DeviceRefusal) {
+        guard platform == .ios else {
+            throw DeviceRefusal("focus is iOS's Focus; a \(platform.rawValue) device has none here")
+        }
+        state.withLock { $0.focus = on }
     }
 
     /// Android: since when the phone has been in Doze (PH-9); nil while it is awake.
@@ -550,10 +572,44 @@ public final class Device: PushSystem {
     /// Delivers a push APNs (or simctl) accepted, as iOS would (DEL-1, DEL-2, DEL-5, DEL-6).
     public func receive(apnsPayload payload: JSONObject, collapseID: String?) -> PushOutcome {
         var outcome = deliver(apnsPayload: payload, collapseID: collapseID)
-        if outcome.trayID != nil, let name = payload["aps"]?["category"]?.stringValue {
-            outcome.effect += categoryNote(name)
+        guard outcome.trayID != nil else { return outcome }
+        if let name = payload["aps"]?["category"]?.stringValue { outcome.effect += categoryNote(name) }
+        let level = payload["aps"]?["interruption-level"]?.stringValue
+        if let note = Self.presentation(level, focus: isFocused, capabilities: options.capabilities).note {
+            outcome.effect += note
         }
         return outcome
+    }
+
+    /// PH-8: how iOS presents an alert of `interruption-level` `level`: `passive` always
+    /// quietly; under Focus only `time-sensitive` with the Time Sensitive capability and
+    /// `critical` with the Critical Alerts entitlement break through (a `critical` push
+    /// without it is `active`). The note says why, when Focus or the level decided.
+    static func presentation(_ level: String?, focus: Bool, capabilities: [String]) -> (
+        way: TrayEntry.Presentation, note: String?
+    ) {
+        let critical = level == "critical" && capabilities.contains("critical-alerts")
+        let effective = level == "critical" && !critical ? "active" : (level ?? "active")
+        if effective == "passive" {
+            return (.quiet, "; delivered quietly to the tray, no banner: its interruption level is passive (PH-8)")
+        }
+        guard focus else {
+            return (
+                .banner,
+                level == "critical" && !critical
+                    ? "; critical without the Critical Alerts entitlement is presented as active (PH-8)" : nil
+            )
+        }
+        if critical { return (.banner, "; presented as a banner through Focus: a critical alert (PH-8)") }
+        if effective == "time-sensitive" {
+            return capabilities.contains("time-sensitive")
+                ? (.banner, "; presented as a banner through Focus: time-sensitive (PH-8)")
+                : (
+                    .quiet,
+                    "; delivered quietly to the tray: Focus is on, and the app lacks the Time Sensitive capability (PH-8)"
+                )
+        }
+        return (.quiet, "; delivered quietly to the tray: Focus is on and the push is \(effective) (PH-8)")
     }
 
     /// PH-2: what a posted entry's category gave it, for its effect.
@@ -594,9 +650,14 @@ public final class Device: PushSystem {
                 let category = aps["category"]?.stringValue.flatMap { name in
                     state.categories.first { $0.id == name }
                 }
+                let level = aps["interruption-level"]?.stringValue
+                let presented = Self.presentation(level, focus: state.focus, capabilities: options.capabilities)
                 return state.tray.post(
                     title: title, body: body, collapseKey: collapseID, content: .ios(userInfo: payload),
-                    buttons: (category?.actions ?? []).map { TrayEntry.Button(action: $0) })
+                    buttons: (category?.actions ?? []).map { TrayEntry.Button(action: $0) },
+                    // Said only when PH-8 had a say: an alert without a level and without Focus
+                    // is the banner it always was.
+                    presented: level == nil && !state.focus ? nil : presented.way)
             }
             return PushOutcome.Posted(id: posted.id, replaced: posted.replaced)
         }

@@ -28,12 +28,15 @@ extension Device {
         public var dozeSince: Int64?
         /// The app's declared categories (PH-1): the OS, or the app's storage, keeps them.
         public var categories: [NotificationCategory]
+        /// iOS: a Focus is on (PH-8).
+        public var focus: Bool
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
             nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0,
-            lowPower: Bool = false, dozeSince: Int64? = nil, categories: [NotificationCategory] = []
+            lowPower: Bool = false, dozeSince: Int64? = nil, categories: [NotificationCategory] = [],
+            focus: Bool = false
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -52,6 +55,7 @@ extension Device {
             self.lowPower = lowPower
             self.dozeSince = dozeSince
             self.categories = categories
+            self.focus = focus
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -70,6 +74,7 @@ extension Device {
             state.lowPower = lowPower
             state.dozeSince = dozeSince
             state.categories = categories
+            state.focus = focus
         }
     }
 
@@ -83,7 +88,7 @@ extension Device {
                 tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
                 nextMessage: state.nextMessage, online: !state.channels.offline,
                 offlineSince: state.channels.offlineSince, badge: state.badge, lowPower: state.lowPower,
-                dozeSince: state.dozeSince, categories: state.categories)
+                dozeSince: state.dozeSince, categories: state.categories, focus: state.focus)
         }
     }
 }

@@ -24,6 +24,11 @@ public struct TrayEntry: Sendable, Equatable {
         }
     }
 
+    /// iOS: how the notification was presented (PH-8).
+    public enum Presentation: String, Sendable {
+        case banner, quiet
+    }
+
     public let id: String
     public var title: String?
     public var body: String?
@@ -31,9 +36,13 @@ public struct TrayEntry: Sendable, Equatable {
     public var collapseKey: String?
     public var content: Content
     public var buttons: [Button]
+    /// iOS, when the push had an interruption level or a Focus was on; nil otherwise (a
+    /// banner, as every alert is without them).
+    public var presented: Presentation?
 
     public init(
-        id: String, title: String?, body: String?, collapseKey: String?, content: Content, buttons: [Button] = []
+        id: String, title: String?, body: String?, collapseKey: String?, content: Content, buttons: [Button] = [],
+        presented: Presentation? = nil
     ) {
         self.id = id
         self.title = title
@@ -41,6 +50,7 @@ public struct TrayEntry: Sendable, Equatable {
         self.collapseKey = collapseKey
         self.content = content
         self.buttons = buttons
+        self.presented = presented
     }
 }
 
@@ -61,7 +71,7 @@ struct Tray {
     /// id and becomes the newest). Returns the entry's id and whether it replaced one.
     mutating func post(
         title: String?, body: String?, collapseKey: String?, content: TrayEntry.Content,
-        buttons: [TrayEntry.Button] = []
+        buttons: [TrayEntry.Button] = [], presented: TrayEntry.Presentation? = nil
     ) -> (id: String, replaced: Bool) {
         if let collapseKey, let index = entries.firstIndex(where: { $0.collapseKey == collapseKey }) {
             var entry = entries.remove(at: index)
@@ -69,11 +79,13 @@ struct Tray {
             entry.body = body
             entry.content = content
             entry.buttons = buttons
+            entry.presented = presented
             entries.append(entry)
             return (entry.id, true)
         }
         let entry = TrayEntry(
-            id: "t\(nextID)", title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons)
+            id: "t\(nextID)", title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
+            presented: presented)
         nextID += 1
         entries.append(entry)
         return (entry.id, false)

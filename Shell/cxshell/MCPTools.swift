@@ -61,7 +61,7 @@ enum MCPTools {
             MCPTool(
                 name: "device_action",
                 description:
-                    "What the phone's user (or its app's core) does: launch, background, foreground, kill, force_stop, grant_permission, deny_permission, rotate_token, uninstall, install, tap (a tray entry: which = t1 …), register, subscribe (to the push plugin's events).",
+                    "What the phone's user (or its app's core) does: launch, background, foreground, kill, force_stop, grant_permission, deny_permission, rotate_token, uninstall, install, tap (a tray entry: which = t1 …; button = one of its action ids, text for an input action), dismiss (which), focus_on / focus_off and low_power_on / low_power_off (iOS), doze_on / doze_off (Android), register, subscribe (to the push plugin's events).",
                 inputSchema: object(
                     [
                         "device": string("the device id, d1…"),
@@ -70,7 +70,9 @@ enum MCPTools {
                                 ("type", "string"),
                                 ("enum", .array(actions.map { .string($0.key) }.sorted { "\($0)" < "\($1)" })),
                             ])),
-                        "which": string("for tap: the tray entry's id (t1 …)"),
+                        "which": string("for tap and dismiss: the tray entry's id (t1 …), newest or oldest"),
+                        "button": string("for tap: one of the entry's action ids, to press that button instead"),
+                        "text": string("for tap on an input action: the user's text"),
                     ], required: ["device", "action"]),
                 request: { arguments in
                     let id: String
@@ -84,7 +86,11 @@ enum MCPTools {
                                 sentence: "\"action\" must be one of \(actions.keys.sorted().joined(separator: ", "))"))
                     }
                     line["device"] = .string(id)
-                    if action == "tap" { line["which"] = arguments["which"] ?? .null }
+                    if action == "tap" || action == "dismiss" { line["which"] = arguments["which"] ?? .null }
+                    if action == "tap" {
+                        if let button = arguments["button"] { line["action"] = button }
+                        if let text = arguments["text"] { line["text"] = text }
+                    }
                     return .success(
                         MCPRequest(method: "POST", path: "/api/v1/requests", body: .object(line), lineOp: true))
                 }),
@@ -169,6 +175,10 @@ enum MCPTools {
         "grant_permission": ["op": "permission", "answer": "grant"],
         "deny_permission": ["op": "permission", "answer": "deny"], "rotate_token": ["op": "rotate_token"],
         "uninstall": ["op": "uninstall"], "install": ["op": "install"], "tap": ["op": "tap"],
+        "dismiss": ["op": "dismiss"], "focus_on": ["op": "focus", "on": true],
+        "focus_off": ["op": "focus", "on": false],
+        "low_power_on": ["op": "low_power", "on": true], "low_power_off": ["op": "low_power", "on": false],
+        "doze_on": ["op": "idle", "on": true], "doze_off": ["op": "idle", "on": false],
         "register": ["op": "call", "plugin": "push", "method": "register", "input": ""],
         "subscribe": ["op": "subscribe", "key": "push", "plugin": "push", "stream": "events", "input": ""],
     ]

@@ -246,7 +246,9 @@ def phone_actions_badge_and_doze(page, shell):
     page.get_by_role("button", name="Subscribe to push events").click()
     expect(page.locator("#deliveries")).to_contain_text('"mobiler_input":"on my way"')
     expect(page.locator("#deliveries")).to_contain_text('"mobiler_action":"reply"')
-    # Doze is Android's: the button is not offered for an iPhone.
+    # Focus is the iPhone's (PH-8); Doze is Android's, not offered here.
+    page.get_by_role("button", name="Focus on").click()
+    expect(page.locator("#device-facts")).to_contain_text("Focus on")
     expect(page.get_by_role("button", name="Enter Doze")).to_be_hidden()
     android = shell.api("POST", "/api/v1/devices", {"platform": "android", "ready": True})["devices"][0]
     page.reload()

@@ -54,6 +54,11 @@ async def session_calls(arguments, work):
             apns = await call("send_apns", device="d2", headers={"apns-topic": "com.example.app"},
                               body={"aps": {"alert": "hi"}})
             assert not apns.is_error, text(apns)
+            focused = await call("device_action", device="d2", action="focus_on")
+            assert not focused.is_error and '"focus":true' in text(focused), text(focused)
+            pressed = await call("device_action", device="d2", action="tap", which="t1", button="accept")
+            assert pressed.is_error and "tray entry t1 has no action 'accept'; it has no actions" in text(pressed), \
+                text(pressed)
             log = json.loads(text(await call("read_log", device="d1")))
             assert any(entry["status"] == 200 for entry in log["entries"]), log
             waited = json.loads(text(await call("wait_for_log", q="from an agent", wait=5)))

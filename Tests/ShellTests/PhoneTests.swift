@@ -271,6 +271,63 @@ import Testing
         #expect(try reply(session, #"{"op":"devices"}"#)["devices"]?.arrayValue?.count == 2)
     }
 
+    @Test func PH_8_underFocusOnlyTimeSensitiveAndCriticalAlertsTheAppMaySendAreBanners() throws {
+        let session = Session()
+        for line in [
+            #"{"op":"device","platform":"ios","capabilities":["time-sensitive"]}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#, #"{"op":"kill"}"#,
+        ] {
+            #expect(try reply(session, line)["ok"] == true, "\(line)")
+        }
+        func send(_ level: String) throws -> String {
+            try apns(session, #"{"alert":"\#(level)","interruption-level":"\#(level)"}"#)["effect"]?.stringValue ?? ""
+        }
+        func presented() throws -> [String] {
+            try reply(session, #"{"op":"tray"}"#)["entries"]?.arrayValue?.compactMap { $0["presented"]?.stringValue }
+                ?? []
+        }
+        // No Focus: banners, but passive is always quiet.
+        #expect(try send("active").hasSuffix("(DEL-2)"))
+        #expect(try send("passive").hasSuffix("its interruption level is passive (PH-8)"))
+        let focused = try reply(session, #"{"op":"focus","on":true}"#)
+        #expect(
+            focused["focus"] == true
+                && focused["effect"]?.stringValue?.contains("only time-sensitive alerts of this app") == true)
+        #expect(try send("active").hasSuffix("Focus is on and the push is active (PH-8)"))
+        #expect(try send("time-sensitive").hasSuffix("presented as a banner through Focus: time-sensitive (PH-8)"))
+        // Critical without the entitlement is active, and so quiet under Focus.
+        #expect(try send("critical").hasSuffix("Focus is on and the push is active (PH-8)"))
+        #expect(try presented() == ["banner", "quiet", "quiet", "banner", "quiet"])
+        #expect(try reply(session, #"{"op":"state"}"#)["focus"] == true)
+        // With the entitlement a critical alert breaks through; without Time Sensitive it does not.
+        for line in [
+            #"{"op":"device","platform":"ios","capabilities":["critical-alerts"]}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#, #"{"op":"kill"}"#, #"{"op":"focus","on":true}"#,
+        ] {
+            #expect(try reply(session, line)["ok"] == true, "\(line)")
+        }
+        #expect(try send("critical").hasSuffix("a critical alert (PH-8)"))
+        #expect(try send("time-sensitive").hasSuffix("the app lacks the Time Sensitive capability (PH-8)"))
+        // The core's events do not change: in the foreground it is received as ever.
+        _ = try reply(session, #"{"op":"launch"}"#)
+        _ = try reply(session, #"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+        let live = session.handle(
+            #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"x","interruption-level":"passive"}}}"#
+        )
+        #expect(live.contains { $0.contains(#"\"body\":\"x\",\"mobiler_push\":\"received\""#) }, "\(live)")
+        // Bad input changes nothing.
+        #expect(
+            try reply(session, #"{"op":"device","platform":"android","capabilities":["time-sensitive"]}"#)["error"]?
+                .stringValue?.hasPrefix(#""capabilities" are an iOS app's"#) == true)
+        #expect(
+            try reply(session, #"{"op":"device","platform":"ios","capabilities":["loud"]}"#)["error"]
+                == #""capabilities" must be an array of "time-sensitive", "critical-alerts", not ["loud"]"#)
+        _ = try reply(session, #"{"op":"device","platform":"android"}"#)
+        #expect(
+            try reply(session, #"{"op":"focus","on":true}"#)["error"]
+                == "focus is iOS's Focus; a android device has none here")
+    }
+
     @Test func PH_9_dozeHoldsNormalPriorityUntilAMaintenanceWindowOrItsEnd() throws {
         let (session, token) = try registeredAndKilled("android")
         #expect(try reply(session, #"{"op":"idle","on":true}"#)["idle"] == true)

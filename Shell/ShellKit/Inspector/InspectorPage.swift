@@ -112,6 +112,8 @@ enum InspectorPage {
                 <button type="button" data-op="idle" data-on="false" data-platform="android">Leave Doze</button>
                 <button type="button" data-op="low_power" data-on="true" data-platform="ios">Low Power Mode on</button>
                 <button type="button" data-op="low_power" data-on="false" data-platform="ios">Low Power Mode off</button>
+                <button type="button" data-op="focus" data-on="true" data-platform="ios">Focus on</button>
+                <button type="button" data-op="focus" data-on="false" data-platform="ios">Focus off</button>
               </div>
               <h3>The app's core</h3>
               <div class="actions" id="core-actions">
@@ -262,7 +264,7 @@ enum InspectorPage {
             `${d.installed ? "installed" : "not installed"} · core subscribed to: ${d.subscriptions.join(", ") || "nothing"}` +
             (d.buffered ? ` · ${d.buffered} taps buffered` : "") + ` · badge ${d.badge}` +
             (d.platform === "android" ? ` · Doze ${d.idle ? "on" : "off"} · Android API ${d.android_api}` : "") +
-            (d.platform === "ios" ? ` · Low Power Mode ${d.low_power ? "on" : "off"}` : "") +
+            (d.platform === "ios" ? ` · Low Power Mode ${d.low_power ? "on" : "off"} · Focus ${d.focus ? "on" : "off"}` : "") +
             (d.categories && d.categories.length ? ` · categories: ${d.categories.map((c) => c.id).join(", ")}` : "");
           for (const button of $("user-actions").querySelectorAll("button[data-platform]")) button.hidden = button.dataset.platform !== d.platform;
           $("device-token").textContent = d.token || "(none yet)";
@@ -289,7 +291,8 @@ enum InspectorPage {
               return [" ", text, press];
             });
             tray.append(el("li", {}, el("code", { textContent: entry.id }), " ", el("strong", { textContent: entry.title || "" }),
-              " ", entry.body || "", " ", tap, " ", dismiss, ...buttons));
+              " ", entry.body || "", entry.presented === "quiet" ? el("em", { textContent: " (quiet, no banner)" }) : "",
+              " ", tap, " ", dismiss, ...buttons));
           }
           const list = $("deliveries"); list.replaceChildren();
           if (!d.deliveries.length) list.append(el("li", { className: "muted", textContent: "nothing yet" }));

@@ -358,7 +358,11 @@ extension Device {
         }
         state["channels"] = .array(channelSummaries.map(JSON.object))
         state["badge"] = .integer(Int64(badge))
-        if platform == .ios { state["low_power"] = .bool(isLowPower) }
+        if platform == .ios {
+            state["low_power"] = .bool(isLowPower)
+            state["focus"] = .bool(isFocused)
+            state["capabilities"] = .array(options.capabilities.map(JSON.string))
+        }
         if platform != .web { state["categories"] = .array(notificationCategories().map(\.json)) }
         return state
     }
@@ -372,6 +376,7 @@ extension Device {
                 ("body", entry.body.map(JSON.string) ?? .null),
             ]
             if !entry.buttons.isEmpty { fields.append(("actions", .array(entry.buttons.map(\.action.json)))) }
+            if let presented = entry.presented { fields.append(("presented", .string(presented.rawValue))) }
             return fields.jsonObject
         }
     }

@@ -221,6 +221,7 @@ extension World {
                 ("collapse_key", entry.collapseKey.map(JSON.string) ?? .null), ("content", content),
             ])
             if !entry.buttons.isEmpty { saved["actions"] = .array(entry.buttons.map(\.action.json)) }
+            if let presented = entry.presented { saved["presented"] = .string(presented.rawValue) }
             return .object(saved)
         }
         return JSONObject([
@@ -238,7 +239,8 @@ extension World {
             ("online", .bool(saved.online)), ("offline_since", .integer(saved.offlineSince)),
             ("badge", .integer(Int64(saved.badge))), ("low_power", .bool(saved.lowPower)),
             ("doze_since", saved.dozeSince.map(JSON.integer) ?? .null),
-            ("categories", .array(saved.categories.map(\.json))),
+            ("categories", .array(saved.categories.map(\.json))), ("focus", .bool(saved.focus)),
+            ("capabilities", .array(device.options.capabilities.map(JSON.string))),
         ])
     }
 
@@ -283,7 +285,13 @@ extension World {
                             id: try entry.string("id"), title: try entry.optionalString("title"),
                             body: try entry.optionalString("body"),
                             collapseKey: try entry.optionalString("collapse_key"),
-                            content: content, buttons: actions.map { TrayEntry.Button(action: $0) }))
+                            content: content, buttons: actions.map { TrayEntry.Button(action: $0) },
+                            presented: try entry.optionalString("presented").map { word throws(WorldSnapshot.Refusal) in
+                                guard let way = TrayEntry.Presentation(rawValue: word) else {
+                                    throw entry.wrong("presented", "banner or quiet")
+                                }
+                                return way
+                            }))
                 }
                 let options = DeviceOptions(
                     apnsEnvironment: try device.value("apns_environment", APNsEnvironment.self, default: .production),
@@ -292,7 +300,8 @@ extension World {
                     androidAPI: Int(try device.integer("android_api", default: Int64(DeviceOptions().androidAPI))),
                     backgroundPushesPerHour: Int(
                         try device.integer(
-                            "background_pushes_per_hour", default: Int64(DeviceOptions().backgroundPushesPerHour))))
+                            "background_pushes_per_hour", default: Int64(DeviceOptions().backgroundPushesPerHour))),
+                    capabilities: try device.object["capabilities"] == nil ? [] : device.strings("capabilities"))
                 let state = Device.Saved(
                     installed: try device.bool("installed"), bundleID: try device.string("bundle"),
                     permission: try device.value("permission", PushAuthorization.self, default: .undetermined),
@@ -305,7 +314,8 @@ extension World {
                     offlineSince: try device.integer("offline_since", default: 0),
                     badge: Int(try device.integer("badge", default: 0)), lowPower: object(device, "low_power") ?? false,
                     dozeSince: try device.optionalInteger("doze_since"),
-                    categories: try Self.categories(device, "categories", wrapping: { $0.arrayValue ?? [.null] }))
+                    categories: try Self.categories(device, "categories", wrapping: { $0.arrayValue ?? [.null] }),
+                    focus: object(device, "focus") ?? false)
                 made.append((id, try device.value("platform", PushPlatform.self), options, state))
             }
             let last = Int(try saved.integer("last_number", default: 0))

@@ -52,6 +52,22 @@ extension LineProtocol {
             }
             options.backgroundPushesPerHour = count
         }
+        if let value = request.fields["capabilities"] {
+            guard platform == .ios else {
+                throw request.invalid(
+                    "\"capabilities\" are an iOS app's Time Sensitive and Critical Alerts; a \(platform.rawValue) device has none"
+                )
+            }
+            let known = DeviceOptions.knownCapabilities
+            guard let list = value.arrayValue?.compactMap(\.stringValue), list.count == value.arrayValue?.count,
+                list.allSatisfy(known.contains)
+            else {
+                throw request.invalid(
+                    "\"capabilities\" must be an array of \(known.map { "\"\($0)\"" }.joined(separator: ", ")), not \(value.compactText)"
+                )
+            }
+            options.capabilities = known.filter(list.contains)
+        }
         let device = world.makeDevice(platform: platform, bundle: bundle, options: options)
         reply["device"] = .string(device.id)
         reply["platform"] = .string(platform.rawValue)

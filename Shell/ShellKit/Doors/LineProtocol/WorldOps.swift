@@ -84,6 +84,28 @@ extension LineProtocol {
         }
     }
 
+    /// `{"op":"focus","on":true}` (iOS, PH-8): only time-sensitive and critical alerts the
+    /// app may send are presented as banners; the rest go quietly to the tray.
+    func focus(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        guard case .bool(let on)? = request.fields["on"] else {
+            throw request.invalid("focus needs \"on\": true or false")
+        }
+        try device.setFocus(on)
+        reply["device"] = .string(device.id)
+        reply["focus"] = .bool(on)
+        let may = device.options.capabilities
+        reply["effect"] = .string(
+            on
+                ? "\(device.id) is in a Focus: only "
+                    + (may.isEmpty
+                        ? "nothing of this app (it has neither Time Sensitive nor Critical Alerts)"
+                        : may.map { $0 == "critical-alerts" ? "critical alerts" : "time-sensitive alerts" }.joined(
+                            separator: " and ") + " of this app")
+                    + " break through as banners; the rest go quietly to the tray"
+                : "\(device.id)'s Focus is off: alerts are presented as banners again, passive ones still quietly")
+    }
+
     /// `{"op":"low_power","on":true}` (iOS, PH-10): pushes of priority 5 are held until it
     /// is off again, and then handed over.
     func lowPower(_ request: Request, _ reply: inout JSONObject) throws {
