@@ -63,11 +63,22 @@ public struct AndroidPushBridge: Sendable {
     public static let inputExtra = "mobiler_push_input"
     /// The data key that names the category whose buttons the plugin adds (PH-2).
     public static let categoryKey = "mobiler_category"
+    /// The channel the plugin posts on, named by the app's string resource
+    /// `mobiler_push_channel_name` (default "Notifications"), with the small icon
+    /// `mobiler_push_icon` when the app ships one, else the system's info glyph (PH-6).
+    public static let channelID = "mobiler_push"
+    public static let channelNameResource = "mobiler_push_channel_name"
+    public static let defaultChannelName = "Notifications"
+    public static let iconResource = "mobiler_push_icon"
+    public static let systemIcon = "android.R.drawable.ic_dialog_info"
 
     /// `Application.onCreate`: the app's process started, for any reason (a launch, a
     /// tap, a message that wakes it). The plugin asks for the current token, so that
     /// a rotation it has not told the core of is noticed (TOK-2).
     public func applicationDidStart() {
+        let system = plugin.system
+        system.createNotificationChannel(
+            id: Self.channelID, name: system.stringResource(Self.channelNameResource) ?? Self.defaultChannelName)
         plugin.processStarted()
     }
 
@@ -128,7 +139,8 @@ public struct AndroidPushBridge: Sendable {
                 title: message.notification?.title ?? message.data["title"]?.stringValue,
                 body: message.notification?.body ?? message.data["body"]?.stringValue,
                 tag: message.notification?.tag, intentAction: Self.openAction, intentExtras: extras,
-                actions: buttons(for: message, extras: extras)))
+                actions: buttons(for: message, extras: extras), channelID: Self.channelID,
+                icon: plugin.system.hasDrawable(Self.iconResource) ? Self.iconResource : Self.systemIcon))
     }
 
     /// PH-2: a data message whose `mobiler_category` names a declared category gets that

@@ -38,6 +38,15 @@ public protocol PushSystem: AnyObject, Sendable {
     func setNotificationCategories(_ categories: [NotificationCategory])
     func notificationCategories() -> [NotificationCategory]
 
+    /// Android: the app's string resource `name` (`Context.getString`); nil when the app
+    /// ships none, so the plugin's own default applies (PH-6).
+    func stringResource(_ name: String) -> String?
+    /// Android: whether the app ships the drawable resource `name` (PH-6).
+    func hasDrawable(_ name: String) -> Bool
+    /// Android 8.0+: `NotificationManager.createNotificationChannel`. Creating a channel
+    /// that exists changes nothing the user set (PH-6).
+    func createNotificationChannel(id: String, name: String)
+
     /// Registers the app on another channel (its SDK's work: connect, subscribe) and
     /// answers with the token a backend reaches the app by, or a refusal. It may
     /// answer before it returns.
@@ -58,6 +67,11 @@ extension PushSystem {
     }
 
     public func resumeChannels() {}
+
+    /// A system without app resources or channels: the plugin's defaults apply.
+    public func stringResource(_ name: String) -> String? { nil }
+    public func hasDrawable(_ name: String) -> Bool { false }
+    public func createNotificationChannel(id: String, name: String) {}
 }
 
 /// A notification the plugin asks the OS to show (Android data messages).
@@ -72,6 +86,9 @@ public struct TrayNotification: Sendable, Equatable {
     public var intentExtras: JSONObject
     /// The buttons (PH-2), each with the intent its press sends.
     public var actions: [Button]
+    /// Android 8.0+: the channel it is posted on, and its small icon (PH-6).
+    public var channelID: String?
+    public var icon: String?
 
     /// A button: what it shows, and the intent the OS sends when it is pressed, to the
     /// activity (`foreground`) or to the plugin's broadcast receiver. For an `input` button
@@ -88,7 +105,7 @@ public struct TrayNotification: Sendable, Equatable {
 
     public init(
         title: String?, body: String?, tag: String?, intentAction: String?, intentExtras: JSONObject,
-        actions: [Button] = []
+        actions: [Button] = [], channelID: String? = nil, icon: String? = nil
     ) {
         self.title = title
         self.body = body
@@ -96,5 +113,7 @@ public struct TrayNotification: Sendable, Equatable {
         self.intentAction = intentAction
         self.intentExtras = intentExtras
         self.actions = actions
+        self.channelID = channelID
+        self.icon = icon
     }
 }

@@ -58,11 +58,14 @@ public struct FCMMessage: Sendable, Equatable {
     /// `android.notification.notification_count`: the number the launcher's badge shows
     /// for the app (PH-5); nil when not given.
     public var notificationCount: Int? = nil
+    /// `android.notification.channel_id` and `icon` (PH-6).
+    public var channelID: String? = nil
+    public var icon: String? = nil
 
     public init(
         target: FCMTarget, validateOnly: Bool = false, data: JSONObject, title: String?, body: String?, tag: String?,
         collapseKey: String?, priority: String?, isNotificationMessage: Bool, ttlSeconds: Double? = nil,
-        notificationCount: Int? = nil
+        notificationCount: Int? = nil, channelID: String? = nil, icon: String? = nil
     ) {
         self.target = target
         self.validateOnly = validateOnly
@@ -75,6 +78,8 @@ public struct FCMMessage: Sendable, Equatable {
         self.isNotificationMessage = isNotificationMessage
         self.ttlSeconds = ttlSeconds
         self.notificationCount = notificationCount
+        self.channelID = channelID
+        self.icon = icon
     }
 }
 
@@ -166,6 +171,8 @@ extension FCMRequest {
         }
         var tag: String?
         var notificationCount: Int?
+        var channelID: String?
+        var icon: String?
         var collapseKey: String?
         var priority: String?
         var ttlSeconds: Double?
@@ -194,6 +201,8 @@ extension FCMRequest {
                 title = try Self.string(notification["title"], at: "message.android.notification.title") ?? title
                 body = try Self.string(notification["body"], at: "message.android.notification.body") ?? body
                 tag = try Self.string(notification["tag"], at: "message.android.notification.tag")
+                channelID = try Self.string(notification["channel_id"], at: "message.android.notification.channel_id")
+                icon = try Self.string(notification["icon"], at: "message.android.notification.icon")
                 if let count = notification["notification_count"] {
                     guard let number = count.integerValue, (0...Int64(Int32.max)).contains(number) else {
                         throw Self.wrongType("message.android.notification.notification_count", "TYPE_INT32", count)
@@ -234,7 +243,7 @@ extension FCMRequest {
         return FCMMessage(
             target: target, validateOnly: validateOnly, data: data, title: title, body: body, tag: tag,
             collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage,
-            ttlSeconds: ttlSeconds, notificationCount: notificationCount)
+            ttlSeconds: ttlSeconds, notificationCount: notificationCount, channelID: channelID, icon: icon)
     }
 
     static func target(of message: JSONObject) throws(FCMError) -> FCMTarget {

@@ -24,6 +24,9 @@ public struct DeviceOptions: Sendable, Equatable {
     /// `time-sensitive` (Time Sensitive Notifications) and `critical-alerts` (the entitlement).
     public var capabilities: [String]
 
+    /// Android: what the app ships for its notifications (PH-6).
+    public var resources: AppResources
+
     /// The capabilities an app may have.
     public static let knownCapabilities = ["time-sensitive", "critical-alerts"]
 
@@ -33,7 +36,7 @@ public struct DeviceOptions: Sendable, Equatable {
     public init(
         apnsEnvironment: APNsEnvironment = .production, fcmProject: String = "cxshell",
         apnsTeam: String = "TEAM000001", androidAPI: Int = 34, backgroundPushesPerHour: Int = 3,
-        capabilities: [String] = []
+        capabilities: [String] = [], resources: AppResources = AppResources()
     ) {
         self.apnsEnvironment = apnsEnvironment
         self.fcmProject = fcmProject
@@ -41,6 +44,7 @@ public struct DeviceOptions: Sendable, Equatable {
         self.androidAPI = androidAPI
         self.backgroundPushesPerHour = backgroundPushesPerHour
         self.capabilities = capabilities
+        self.resources = resources
     }
 }
 
@@ -96,6 +100,10 @@ public final class Device: PushSystem {
         var lowPower = false
         /// iOS: a Focus is on (PH-8).
         var focus = false
+        /// Android 8.0+: the app's notification channels (PH-6); they end with the install.
+        var notificationChannels = NotificationChannelList()
+        /// Set while the plugin posts during one push: the channel the user turned off.
+        var lastBlockedChannel: String?
         /// The app's declared notification categories (PH-1); they end with the install.
         var categories: [NotificationCategory] = []
         /// Android: since when (world clock, ms) the phone has been in Doze (PH-9); nil: awake.
@@ -493,6 +501,7 @@ public final class Device: PushSystem {
             state.topics = []
             state.tray.clear()
             state.categories = []
+            state.notificationChannels = NotificationChannelList()
             state.authorization = .undetermined
             state.channels = DeviceChannels()
         }
@@ -747,11 +756,26 @@ public final class Device: PushSystem {
             extras["google.original_priority"] = .string((message.priority ?? "normal").lowercased())
             extras["google.delivered_priority"] = .string((message.priority ?? "normal").lowercased())
             extras["collapse_key"] = .string(message.collapseKey ?? bundleID)
-            let posted = state.withLock { state in
+            let channels = hasChannels
+            let posted = state.withLock { state -> (id: String, replaced: Bool)? in
+                let channel =
+                    channels
+                    ? state.notificationChannels.channelForFCM(
+                        requested: message.channelID, appDefault: options.resources.defaultNotificationChannelID) : nil
+                if let channel, !channel.enabled {
+                    state.lastBlockedChannel = channel.id
+                    return nil
+                }
                 if let count = message.notificationCount { state.notificationCount = count }
                 return state.tray.post(
                     title: message.title, body: message.body, collapseKey: message.tag,
-                    content: .android(intent: AndroidIntent(extras: extras)))
+                    content: .android(intent: AndroidIntent(extras: extras)), channel: channel?.id,
+                    icon: NotificationChannelList.iconForFCM(requested: message.icon, resources: options.resources))
+            }
+            guard let posted else {
+                let channel = state.withLock { $0.lastBlockedChannel } ?? ""
+                return PushOutcome(
+                    effect: "displayed by FCM on channel '\(channel)', which the user turned off: not shown (PH-6)")
             }
             let phrase = PushOutcome.Posted(id: posted.id, replaced: posted.replaced).phrase
             return PushOutcome(
@@ -805,13 +829,20 @@ public final class Device: PushSystem {
     public func isAppInForeground() -> Bool { appState == .foreground }
 
     public func post(_ notification: TrayNotification) {
+        let channels = hasChannels
         state.withLock { state in
             guard state.authorization == .granted else { return }
+            let channel = channels ? notification.channelID.flatMap { state.notificationChannels.channel($0) } : nil
+            if let channel, !channel.enabled {
+                state.lastBlockedChannel = channel.id
+                return
+            }
             state.lastPost = state.tray.post(
                 title: notification.title, body: notification.body, collapseKey: notification.tag,
                 content: .android(
                     intent: AndroidIntent(action: notification.intentAction, extras: notification.intentExtras)),
-                buttons: notification.actions.map { TrayEntry.Button(action: $0.action, intent: $0.intent) })
+                buttons: notification.actions.map { TrayEntry.Button(action: $0.action, intent: $0.intent) },
+                channel: channel?.id, icon: notification.icon)
         }
     }
 
@@ -821,6 +852,47 @@ public final class Device: PushSystem {
         state.withLock { $0.categories = categories }
     }
     public func notificationCategories() -> [NotificationCategory] { state.withLock { $0.categories } }
+
+    public func stringResource(_ name: String) -> String? {
+        name == AndroidPushBridge.channelNameResource ? options.resources.pushChannelName : nil
+    }
+    public func hasDrawable(_ name: String) -> Bool {
+        name == AndroidPushBridge.iconResource && options.resources.pushIcon
+    }
+    public func createNotificationChannel(id: String, name: String) {
+        guard hasChannels else { return }
+        state.withLock { $0.notificationChannels.create(id: id, name: name) }
+    }
+
+    /// Android 8.0 (API 26) and later have notification channels (PH-6, PH-7).
+    public var hasChannels: Bool { platform == .android && options.androidAPI >= 26 }
+
+    /// The app's notification channels, as the user left them (PH-6).
+    public var notificationChannels: [NotificationChannelList.Channel] {
+        state.withLock { $0.notificationChannels.channels }
+    }
+
+    /// The user turns one of the app's channels on or off in the system settings (PH-6).
+    public func setNotificationChannel(_ id: String, enabled: Bool) throws(DeviceRefusal)
+        -> NotificationChannelList.Channel
+    {
+        guard platform == .android else {
+            throw DeviceRefusal("notification channels are Android's; a \(platform.rawValue) device has none")
+        }
+        guard hasChannels else {
+            throw DeviceRefusal(
+                "this phone runs API \(options.androidAPI); notification channels came with Android 8.0 (API 26)")
+        }
+        return try state.withLock { state throws(DeviceRefusal) in
+            guard let channel = state.notificationChannels.setEnabled(id, enabled) else {
+                let ids = state.notificationChannels.channels.map(\.id)
+                throw DeviceRefusal(
+                    "the app has no notification channel '\(id)'; "
+                        + (ids.isEmpty ? "it has none yet" : "it has \(ids.joined(separator: ", "))"))
+            }
+            return channel
+        }
+    }
 
     // MARK: Processes
 
@@ -854,10 +926,16 @@ public final class Device: PushSystem {
 
     /// Runs `body` and reports what the plugin posted while it ran.
     private func postedDuring(_ body: () -> Void) -> PushOutcome.Posted {
-        state.withLock { $0.lastPost = nil }
+        state.withLock {
+            $0.lastPost = nil
+            $0.lastBlockedChannel = nil
+        }
         body()
         return state.withLock { state in
             if let post = state.lastPost { return PushOutcome.Posted(id: post.id, replaced: post.replaced) }
+            if let channel = state.lastBlockedChannel {
+                return PushOutcome.Posted(id: nil, replaced: false, blockedChannel: channel)
+            }
             // The plugin always posts; nothing landed only because notifications are not allowed.
             return PushOutcome.Posted(id: nil, replaced: false, refused: state.authorization != .granted)
         }
@@ -894,6 +972,8 @@ extension PushOutcome {
         var id: String?
         var replaced: Bool
         var refused = false
+        /// Posted on a channel the user turned off (PH-6).
+        var blockedChannel: String?
 
         var phrase: String {
             var text = ""
@@ -903,6 +983,10 @@ extension PushOutcome {
 
         func appendPhrase(to text: inout String) {
             guard let id else {
+                if let blockedChannel {
+                    text += "not shown: the user turned off its channel '\(blockedChannel)' (PH-6)"
+                    return
+                }
                 text += refused ? "not shown: notifications are not allowed (DEL-6)" : "nothing was posted to the tray"
                 return
             }

@@ -24,6 +24,9 @@ final class DeviceLink: PushSystem {
         device?.setNotificationCategories(categories)
     }
     func notificationCategories() -> [NotificationCategory] { device?.notificationCategories() ?? [] }
+    func stringResource(_ name: String) -> String? { device?.stringResource(name) }
+    func hasDrawable(_ name: String) -> Bool { device?.hasDrawable(name) ?? false }
+    func createNotificationChannel(id: String, name: String) { device?.createNotificationChannel(id: id, name: name) }
     func registerChannel(
         _ request: ChannelRequest, answer: @escaping @Sendable (Result<String, ChannelRefusal>) -> Void
     ) {

@@ -30,13 +30,15 @@ extension Device {
         public var categories: [NotificationCategory]
         /// iOS: a Focus is on (PH-8).
         public var focus: Bool
+        /// Android 8.0+: the app's notification channels, as the user left them (PH-6).
+        public var notificationChannels: [NotificationChannelList.Channel]
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
             nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0,
             lowPower: Bool = false, dozeSince: Int64? = nil, categories: [NotificationCategory] = [],
-            focus: Bool = false
+            focus: Bool = false, notificationChannels: [NotificationChannelList.Channel] = []
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -56,6 +58,7 @@ extension Device {
             self.dozeSince = dozeSince
             self.categories = categories
             self.focus = focus
+            self.notificationChannels = notificationChannels
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -75,6 +78,7 @@ extension Device {
             state.dozeSince = dozeSince
             state.categories = categories
             state.focus = focus
+            state.notificationChannels = NotificationChannelList(channels: notificationChannels)
         }
     }
 
@@ -88,7 +92,8 @@ extension Device {
                 tray: platform == .android ? [] : state.tray.entries, nextTrayID: state.tray.nextID,
                 nextMessage: state.nextMessage, online: !state.channels.offline,
                 offlineSince: state.channels.offlineSince, badge: state.badge, lowPower: state.lowPower,
-                dozeSince: state.dozeSince, categories: state.categories, focus: state.focus)
+                dozeSince: state.dozeSince, categories: state.categories, focus: state.focus,
+                notificationChannels: state.notificationChannels.channels)
         }
     }
 }

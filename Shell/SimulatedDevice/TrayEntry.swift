@@ -39,10 +39,13 @@ public struct TrayEntry: Sendable, Equatable {
     /// iOS, when the push had an interruption level or a Focus was on; nil otherwise (a
     /// banner, as every alert is without them).
     public var presented: Presentation?
+    /// Android 8.0+: the channel it was posted on, and (Android) its small icon (PH-6).
+    public var channel: String?
+    public var icon: String?
 
     public init(
         id: String, title: String?, body: String?, collapseKey: String?, content: Content, buttons: [Button] = [],
-        presented: Presentation? = nil
+        presented: Presentation? = nil, channel: String? = nil, icon: String? = nil
     ) {
         self.id = id
         self.title = title
@@ -51,6 +54,8 @@ public struct TrayEntry: Sendable, Equatable {
         self.content = content
         self.buttons = buttons
         self.presented = presented
+        self.channel = channel
+        self.icon = icon
     }
 }
 
@@ -71,7 +76,8 @@ struct Tray {
     /// id and becomes the newest). Returns the entry's id and whether it replaced one.
     mutating func post(
         title: String?, body: String?, collapseKey: String?, content: TrayEntry.Content,
-        buttons: [TrayEntry.Button] = [], presented: TrayEntry.Presentation? = nil
+        buttons: [TrayEntry.Button] = [], presented: TrayEntry.Presentation? = nil, channel: String? = nil,
+        icon: String? = nil
     ) -> (id: String, replaced: Bool) {
         if let collapseKey, let index = entries.firstIndex(where: { $0.collapseKey == collapseKey }) {
             var entry = entries.remove(at: index)
@@ -80,12 +86,14 @@ struct Tray {
             entry.content = content
             entry.buttons = buttons
             entry.presented = presented
+            entry.channel = channel
+            entry.icon = icon
             entries.append(entry)
             return (entry.id, true)
         }
         let entry = TrayEntry(
             id: "t\(nextID)", title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
-            presented: presented)
+            presented: presented, channel: channel, icon: icon)
         nextID += 1
         entries.append(entry)
         return (entry.id, false)

@@ -258,6 +258,16 @@ def phone_actions_badge_and_doze(page, shell):
     page.screenshot(path=os.path.join(SHOTS, "inspector-doze.png"))
     page.get_by_role("button", name="Leave Doze").click()
     expect(page.locator("#device-facts")).to_contain_text("Doze off")
+    # PH-6: the plugin's channel, turned off by keyboard, hides what is posted on it.
+    page.get_by_role("button", name="Turn off channel mobiler_push").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#notification-channels")).to_contain_text("mobiler_push Notifications · off")
+    shell.api("POST", "/api/v1/requests", [{"op": "fcm", "body": {"message": {
+        "token": android["token"], "data": {"body": "hidden"}}}}])
+    page.get_by_role("button", name="Turn on channel mobiler_push").click()
+    expect(page.locator("#notification-channels")).to_contain_text("mobiler_push Notifications · on")
+    expect(page.locator("#tray")).to_contain_text("empty")
+    page.screenshot(path=os.path.join(SHOTS, "inspector-channels.png"))
 
 
 def ten_thousand_devices(page, shell):

@@ -243,6 +243,103 @@ import Testing
         #expect(bad["ok"] == false && bad["error"]?["status"] == "INVALID_ARGUMENT", "\(bad)")
     }
 
+    /// An Android phone whose app (with `options`) ran once and was killed; its token.
+    func androidApp(_ session: Session, _ options: String = "") throws -> String {
+        for line in [
+            #"{"op":"device","platform":"android"\#(options)}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#, #"{"op":"kill"}"#,
+        ] {
+            #expect(try reply(session, line)["ok"] == true, "\(line)")
+        }
+        return try token(session)
+    }
+
+    @Test func PH_6_notificationsGoToTheirChannelWithTheirIconAndAChannelTurnedOffShowsNothing() throws {
+        let session = Session()
+        let token = try androidApp(
+            session, #","resources":{"mobiler_push_channel_name":"Bookings","mobiler_push_icon":true}"#)
+        #expect(
+            try reply(session, #"{"op":"state"}"#)["notification_channels"]
+                == .array([.object(JSONObject([("id", "mobiler_push"), ("name", "Bookings"), ("enabled", true)]))]))
+        func send(_ message: String) throws -> JSON {
+            try reply(session, #"{"op":"fcm","body":{"message":{"token":"\#(token)",\#(message)}}}"#)
+        }
+        func last() throws -> [String: String] {
+            let entry = try #require(try reply(session, #"{"op":"tray","detail":true}"#)["entries"]?.arrayValue?.last)
+            return ["channel": entry["channel"]?.stringValue ?? "null", "icon": entry["icon"]?.stringValue ?? "null"]
+        }
+        _ = try send(#""data":{"body":"plugin"}"#)
+        #expect(try last() == ["channel": "mobiler_push", "icon": "mobiler_push_icon"])
+        _ = try send(#""notification":{"title":"ours"},"android":{"notification":{"channel_id":"mobiler_push"}}"#)
+        #expect(try last() == ["channel": "mobiler_push", "icon": "ic_launcher"])
+        _ = try send(
+            #""notification":{"title":"x"},"android":{"notification":{"channel_id":"nope","icon":"ic_stat"}}"#)
+        #expect(try last() == ["channel": "fcm_fallback_notification_channel", "icon": "ic_stat"])
+        #expect(
+            try reply(session, #"{"op":"state"}"#)["notification_channels"]?.arrayValue?.map { $0["name"] }
+                == ["Bookings", "Miscellaneous"])
+        // The user turns the plugin's channel off: nothing it posts shows, and nothing else changes.
+        let off = try reply(session, #"{"op":"channel","channel":"mobiler_push","enabled":false}"#)
+        #expect(off["channel"]?["enabled"] == false, "\(off)")
+        let entries = try reply(session, #"{"op":"tray"}"#)["entries"]
+        let blocked = try send(#""data":{"body":"hidden"}"#)
+        #expect(
+            blocked["effect"]?.stringValue?.hasSuffix(
+                "not shown: the user turned off its channel 'mobiler_push' (PH-6); no event until it is tapped (DEL-3)")
+                == true,
+            "\(blocked)")
+        #expect(
+            try send(#""notification":{"title":"y"},"android":{"notification":{"channel_id":"mobiler_push"}}"#)[
+                "effect"]
+                == "displayed by FCM on channel 'mobiler_push', which the user turned off: not shown (PH-6)")
+        #expect(try reply(session, #"{"op":"tray"}"#)["entries"] == entries)
+        // onMessageReceived and the foreground event are unaffected.
+        _ = try reply(session, #"{"op":"launch"}"#)
+        _ = try reply(session, #"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+        let live = session.handle(#"{"op":"fcm","body":{"message":{"token":"\#(token)","data":{"body":"live"}}}}"#)
+        #expect(live.contains { $0.contains(#"\"body\":\"live\",\"mobiler_push\":\"received\""#) }, "\(live)")
+        // An app's meta-data: its default channel (when created) and default icon.
+        let other = Session()
+        let second = try androidApp(
+            other, #","resources":{"default_notification_channel_id":"mobiler_push","default_notification_icon":true}"#)
+        _ = try reply(other, #"{"op":"fcm","body":{"message":{"token":"\#(second)","notification":{"title":"m"}}}}"#)
+        let entry = try #require(try reply(other, #"{"op":"tray","detail":true}"#)["entries"]?.arrayValue?.first)
+        #expect(entry["channel"] == "mobiler_push" && entry["icon"] == "default_notification_icon", "\(entry)")
+        #expect(
+            try reply(other, #"{"op":"state"}"#)["notification_channels"]?.arrayValue?.first?["name"] == "Notifications"
+        )
+        // Bad input changes nothing.
+        #expect(
+            try reply(session, #"{"op":"channel","channel":"news","enabled":false}"#)["error"]
+                == "the app has no notification channel 'news'; it has mobiler_push, fcm_fallback_notification_channel")
+        #expect(
+            try reply(session, #"{"op":"device","platform":"android","resources":{"app_name":"x"}}"#)["error"]?
+                .stringValue?
+                .hasPrefix(#""resources" has no 'app_name'"#) == true)
+        #expect(
+            try reply(session, #"{"op":"device","platform":"ios","resources":{}}"#)["error"]?.stringValue?.hasPrefix(
+                #""resources" are an Android app's"#) == true)
+        _ = try reply(session, #"{"op":"device","platform":"ios"}"#)
+        #expect(
+            try reply(session, #"{"op":"channel","channel":"mobiler_push","enabled":false}"#)["error"]
+                == "notification channels are Android's; a ios device has none")
+    }
+
+    @Test func PH_7_belowAPI26ThereAreNoChannelsAndEveryNotificationShows() throws {
+        let session = Session()
+        let token = try androidApp(session, #","android_api":25"#)
+        #expect(try reply(session, #"{"op":"state"}"#)["notification_channels"] == nil)
+        let shown = try reply(
+            session,
+            #"{"op":"fcm","body":{"message":{"token":"\#(token)","notification":{"title":"t"},"android":{"notification":{"channel_id":"nope"}}}}}"#
+        )
+        #expect(shown["tray_id"] == "t1", "\(shown)")
+        #expect(try reply(session, #"{"op":"tray","detail":true}"#)["entries"]?.arrayValue?.first?["channel"] == .null)
+        #expect(
+            try reply(session, #"{"op":"channel","channel":"mobiler_push","enabled":false}"#)["error"]
+                == "this phone runs API 25; notification channels came with Android 8.0 (API 26)")
+    }
+
     @Test func PH_7_belowAPI33NotificationsAreGrantedAtInstallAndNothingAsks() throws {
         let session = Session()
         let old = try reply(session, #"{"op":"device","platform":"android","android_api":32}"#)

@@ -394,7 +394,7 @@ final class Inspector {
     private func showDevice(_ id: String) -> InspectorAnswer {
         guard let device = world.devicesByID[id] else { return .error(404, "there is no device '\(id)'") }
         var entry = listing(device)
-        entry["tray"] = .array(device.trayReport)
+        entry["tray"] = .array(device.trayReport(detail: true))
         entry["topics"] = .array(device.topics.map(JSON.string))
         let text = String(JSON.object(entry).compactText.dropLast())
         return .json(

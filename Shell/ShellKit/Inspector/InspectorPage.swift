@@ -120,6 +120,10 @@ enum InspectorPage {
                 <button type="button" data-op="register">Register</button>
                 <button type="button" data-op="subscribe">Subscribe to push events</button>
               </div>
+              <div id="notification-channels-part" hidden>
+                <h3>Notification channels</h3>
+                <ul class="tray" id="notification-channels"></ul>
+              </div>
               <h3>Tray</h3>
               <ul class="tray" id="tray"></ul>
               <h3>What the core received</h3>
@@ -268,6 +272,15 @@ enum InspectorPage {
             (d.categories && d.categories.length ? ` · categories: ${d.categories.map((c) => c.id).join(", ")}` : "");
           for (const button of $("user-actions").querySelectorAll("button[data-platform]")) button.hidden = button.dataset.platform !== d.platform;
           $("device-token").textContent = d.token || "(none yet)";
+          // PH-6: the app's Android channels, each turned on or off as the user would.
+          const channels = $("notification-channels"); channels.replaceChildren();
+          $("notification-channels-part").hidden = !(d.notification_channels && d.notification_channels.length);
+          for (const channel of d.notification_channels || []) {
+            const toggle = el("button", { type: "button", textContent: channel.enabled ? "Turn off" : "Turn on" });
+            toggle.setAttribute("aria-label", `Turn ${channel.enabled ? "off" : "on"} channel ${channel.id}`);
+            toggle.addEventListener("click", () => act({ op: "channel", channel: channel.id, enabled: !channel.enabled }));
+            channels.append(el("li", {}, el("code", { textContent: channel.id }), ` ${channel.name} · ${channel.enabled ? "on" : "off"} `, toggle));
+          }
           const tray = $("tray"); tray.replaceChildren();
           if (!d.tray.length) tray.append(el("li", { className: "muted", textContent: "empty" }));
           for (const entry of d.tray) {
@@ -292,6 +305,7 @@ enum InspectorPage {
             });
             tray.append(el("li", {}, el("code", { textContent: entry.id }), " ", el("strong", { textContent: entry.title || "" }),
               " ", entry.body || "", entry.presented === "quiet" ? el("em", { textContent: " (quiet, no banner)" }) : "",
+              entry.channel ? el("span", { className: "muted", textContent: ` · channel ${entry.channel} · icon ${entry.icon}` }) : "",
               " ", tap, " ", dismiss, ...buttons));
           }
           const list = $("deliveries"); list.replaceChildren();

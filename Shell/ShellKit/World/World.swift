@@ -355,6 +355,7 @@ extension Device {
             state["topics"] = .array(topics.map(JSON.string))
             state["android_api"] = .integer(Int64(options.androidAPI))
             state["idle"] = .bool(dozeSince != nil)
+            if hasChannels { state["notification_channels"] = .array(notificationChannels.map(\.json)) }
         }
         state["channels"] = .array(channelSummaries.map(JSON.object))
         state["badge"] = .integer(Int64(badge))
@@ -367,9 +368,10 @@ extension Device {
         return state
     }
 
-    /// The tray's entries as `tray` and the inspector show them; `actions` when the entry
-    /// has buttons (PH-2).
-    var trayReport: [JSON] {
+    /// The tray's entries as `tray` and the inspector show them: `actions` when the entry
+    /// has buttons (PH-2), `presented` when PH-8 decided; with `detail`, an Android entry's
+    /// `channel` and `icon` (PH-6).
+    func trayReport(detail: Bool) -> [JSON] {
         trayEntries.map { entry in
             var fields: [(String, JSON)] = [
                 ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
@@ -377,6 +379,10 @@ extension Device {
             ]
             if !entry.buttons.isEmpty { fields.append(("actions", .array(entry.buttons.map(\.action.json)))) }
             if let presented = entry.presented { fields.append(("presented", .string(presented.rawValue))) }
+            if detail, platform == .android {
+                fields.append(("channel", entry.channel.map(JSON.string) ?? .null))
+                fields.append(("icon", entry.icon.map(JSON.string) ?? .null))
+            }
             return fields.jsonObject
         }
     }

@@ -52,6 +52,17 @@ extension LineProtocol {
             }
             options.backgroundPushesPerHour = count
         }
+        if let value = request.fields["resources"] {
+            guard platform == .android else {
+                throw request.invalid(
+                    "\"resources\" are an Android app's channel name, icons and FCM meta-data; a \(platform.rawValue) device has none"
+                )
+            }
+            switch AppResources.parse(value) {
+            case .success(let resources): options.resources = resources
+            case .failure(let refusal): throw request.invalid(refusal.message)
+            }
+        }
         if let value = request.fields["capabilities"] {
             guard platform == .ios else {
                 throw request.invalid(
@@ -192,8 +203,32 @@ extension LineProtocol {
                 + "its opened event carries \"mobiler_action\" (PH-3)")
     }
 
+    /// `{"op":"tray"}`; with `"detail":true` each entry also says its channel and icon (PH-6).
     func tray(_ request: Request, _ reply: inout JSONObject) throws {
-        reply["entries"] = .array(try target(request).trayReport)
+        let device = try target(request)
+        var detail = false
+        if let value = request.fields["detail"] {
+            guard case .bool(let asked) = value else { throw request.invalid("\"detail\" must be true or false") }
+            detail = asked
+        }
+        reply["entries"] = .array(device.trayReport(detail: detail))
+    }
+
+    /// `{"op":"channel","channel":"mobiler_push","enabled":false}` (Android 8.0+, PH-6): the
+    /// user turns one of the app's notification channels off or on.
+    func notificationChannel(_ request: Request, _ reply: inout JSONObject) throws {
+        let device = try target(request)
+        guard case .bool(let enabled)? = request.fields["enabled"] else {
+            throw request.invalid("channel needs \"enabled\": true or false")
+        }
+        let channel = try device.setNotificationChannel(try request.string("channel"), enabled: enabled)
+        reply["device"] = .string(device.id)
+        reply["channel"] = channel.json
+        reply["effect"] = .string(
+            enabled
+                ? "the channel '\(channel.id)' (\(channel.name)) is on: what is posted on it shows"
+                : "the channel '\(channel.id)' (\(channel.name)) is off: what is posted on it is not shown; onMessageReceived and the foreground received event are unaffected"
+        )
     }
 
     func rotateToken(_ request: Request, _ reply: inout JSONObject) throws {

@@ -43,6 +43,7 @@ final class LineProtocol {
             ("simctl", LineProtocol.simctl), ("fcm", LineProtocol.sendFCM), ("tap", LineProtocol.tap),
             ("dismiss", LineProtocol.dismiss), ("restore", LineProtocol.restore), ("low_power", LineProtocol.lowPower),
             ("idle", LineProtocol.idle), ("focus", LineProtocol.focus),
+            ("channel", LineProtocol.notificationChannel),
             ("tray", LineProtocol.tray), ("rotate_token", LineProtocol.rotateToken), ("state", LineProtocol.state),
             ("uninstall", LineProtocol.uninstall), ("install", LineProtocol.install),
             ("fcm_topic", LineProtocol.fcmTopic), ("apns_key", LineProtocol.apnsKey),
