@@ -67,7 +67,8 @@ demo: build
 		Tests/Scenarios/APW-appwrite-push-over-mqtt.cxs Tests/Scenarios/APW-server-createpush-reaches-a-users-two-devices.cxs \
 		Tests/Scenarios/XM-2-webhook-hints-reach-the-running-app.cxs \
 		Tests/Scenarios/PN-pubnub-gateway-fans-out-to-apns-and-fcm.cxs Tests/Scenarios/CHAOS-a-retrying-backend.cxs \
-		Tests/Scenarios/CHAOS-offline-phone.cxs
+		Tests/Scenarios/CHAOS-offline-phone.cxs Tests/Scenarios/PH-actions.cxs \
+		Tests/Scenarios/PH-channels-and-resources.cxs Tests/Scenarios/PH-doze.cxs Tests/Scenarios/PH-token-expiry.cxs
 
 test: deps python-deps
 	Tests/run-all
