@@ -21,6 +21,8 @@ struct ContractModel {
         var collapse: String?
         /// The event a tap delivers, without `mobiler_push` (TAP-1).
         var tapEvent: [(String, JSON)]
+        /// Its action buttons' ids (PH-2).
+        var actions: [String] = []
 
         static func == (lhs: TrayEntry, rhs: TrayEntry) -> Bool {
             lhs.id == rhs.id && lhs.title == rhs.title && lhs.body == rhs.body
@@ -63,6 +65,24 @@ struct ContractModel {
     var droppedTaps = 0
     /// TAP-3's bound; a test sets another to prove a wrong model is caught.
     var tapBound = 32
+    /// PH-1: whether the app declared the booking category (it outlives processes).
+    var declared = false
+    /// The world's clock, in milliseconds advanced.
+    var now: Int64 = 0
+    /// PH-9: since when the phone dozes, and the data messages held meanwhile, in order.
+    var dozeSince: Int64?
+    var dozeHeld: [(kind: FCMKind, tag: String?, n: Int)] = []
+    var heldSince: Int64?
+
+    /// PH-1: the one category the model declares, and its buttons as a tray entry lists them.
+    static let booking: [(id: String, json: JSON)] = [
+        ("accept", ["id": "accept", "title": "Accept", "foreground": true]),
+        ("reply", ["id": "reply", "title": "Reply", "input": true]),
+        ("decline", ["id": "decline", "title": "Decline", "destructive": true]),
+        ("later", ["id": "later", "title": "Later"]),
+    ]
+    static let bookingInput =
+        #"[{"id":"booking","actions":[{"id":"accept","title":"Accept","foreground":true},{"id":"reply","title":"Reply","input":true},{"id":"decline","title":"Decline","destructive":true},{"id":"later","title":"Later"}]}]"#
 
     init(platform: Platform, token: String) {
         self.platform = platform
@@ -138,34 +158,69 @@ struct ContractModel {
         tokenArrives(osToken, into: &outcome)
     }
 
-    /// TAP-1, TAP-2: an opened event goes live, or to the buffer.
-    mutating func opened(_ event: [(String, JSON)], into outcome: inout Outcome) {
-        let text = Self.event(event, "opened")
+    /// TAP-1, TAP-2: an opened event goes live, or to the buffer; PH-3: a button's id
+    /// and text come just before `mobiler_push`.
+    mutating func opened(_ event: [(String, JSON)], pressing extra: [(String, JSON)] = [], into outcome: inout Outcome)
+    {
+        let text = Self.event(event.filter { !Self.reserved.contains($0.0) } + extra, "opened")
         if subscribers.isEmpty { bufferOpened(text) } else { outcome.deliveries += toSubscribers(text) }
     }
 
     /// DEL-5: a collapse key replaces its entry (which becomes the newest); else a new one.
-    mutating func post(title: String?, body: String?, collapse: String?, tapEvent: [(String, JSON)]) -> String {
+    mutating func post(
+        title: String?, body: String?, collapse: String?, tapEvent: [(String, JSON)], actions: [String] = []
+    ) -> String {
         if let collapse, let index = tray.firstIndex(where: { $0.collapse == collapse }) {
             var entry = tray.remove(at: index)
             entry.title = title
             entry.body = body
             entry.tapEvent = tapEvent
+            entry.actions = actions
             tray.append(entry)
             return entry.id
         }
         let id = "t\(nextTrayID)"
         nextTrayID += 1
-        tray.append(TrayEntry(id: id, title: title, body: body, collapse: collapse, tapEvent: tapEvent))
+        tray.append(
+            TrayEntry(id: id, title: title, body: body, collapse: collapse, tapEvent: tapEvent, actions: actions))
         return id
     }
 
+    /// PAY-4, PH-3: keys only the plugin sets.
+    static let reserved: Set = ["mobiler_push", "mobiler_action", "mobiler_input"]
+
     /// PAY-4: the event's keys, then `mobiler_push` last.
     static func event(_ members: [(String, JSON)], _ action: String) -> String {
-        JSONObject(
-            members.filter { !["mobiler_push", "mobiler_action", "mobiler_input"].contains($0.0) }
-                + [("mobiler_push", .string(action))]
-        ).compactText
+        JSONObject(members.filter { $0.0 != "mobiler_push" } + [("mobiler_push", .string(action))]).compactText
+    }
+
+    /// PH-2: the buttons a posted entry gets: a declared category's, all four on iOS,
+    /// three on Android.
+    func buttons(_ named: Bool) -> [String] {
+        guard named, declared else { return [] }
+        return Self.booking.prefix(platform == .ios ? 4 : 3).map(\.id)
+    }
+
+    /// PH-9: the first maintenance window after `time` for a phone dozing since `since`:
+    /// 15 minutes in, then 30 minutes later, then every 60.
+    static func window(since: Int64, after time: Int64) -> Int64 {
+        let minute: Int64 = 60_000
+        var window = since + 15 * minute
+        if window > time { return window }
+        window += 30 * minute
+        while window <= time { window += 60 * minute }
+        return window
+    }
+
+    /// PH-9: what Doze held is handed over, in order, as if it arrived now.
+    mutating func handOverHeld(into outcome: inout Outcome) {
+        let held = dozeHeld
+        dozeHeld = []
+        heldSince = nil
+        // What they post is not this request's `tray_id`: only what reaches the core counts.
+        var handed = Outcome()
+        for message in held { deliverFCM(message.kind, tag: message.tag, n: message.n, into: &handed) }
+        outcome.deliveries += handed.deliveries
     }
 
     /// PAY-3: title and body are added only when the payload has no such key.
@@ -184,10 +239,14 @@ extension ContractModel {
     /// Pushes the model knows how to send; each carries a unique `n`.
     enum APNsKind: CaseIterable, Sendable {
         case alert, alertString, sound, badge, background, alertAndBackground, mutableOnly
+        /// An alert naming the booking category (PH-2).
+        case categorized
     }
 
     enum FCMKind: CaseIterable, Sendable {
         case data, dataTitled, dataReserved, notification, notificationOnly
+        /// A data message naming the booking category in `mobiler_category` (PH-2).
+        case dataCategorized
     }
 
     enum Step: Sendable {
@@ -201,6 +260,16 @@ extension ContractModel {
         case tap(String)
         case rotate
         case tray
+        /// PH-1: the core declares the booking category.
+        case declare
+        /// PH-3: a button pressed on an entry (`reply` with text).
+        case act(String, action: String)
+        /// PH-4.
+        case dismiss(String)
+        /// PH-9 (Android).
+        case idle(Bool)
+        /// The world's clock moves on.
+        case clock(minutes: Int)
     }
 
     /// The request line for `step`; `n` makes each push's payload its own. In a world,
@@ -236,6 +305,15 @@ extension ContractModel {
         case .tap(let which): return #"{"op":"tap","which":"\#(which)"}"#
         case .rotate: return #"{"op":"rotate_token"}"#
         case .tray: return #"{"op":"tray"}"#
+        case .declare:
+            return
+                #"{"op":"call","plugin":"push","method":"categories","input":\#(JSON.string(Self.bookingInput).compactText)}"#
+        case .act(let which, let action):
+            let text = action == "reply" ? #","text":"R\#(n)""# : ""
+            return #"{"op":"tap","which":"\#(which)","action":"\#(action)"\#(text)}"#
+        case .dismiss(let which): return #"{"op":"dismiss","which":"\#(which)"}"#
+        case .idle(let on): return #"{"op":"idle","on":\#(on)}"#
+        case .clock(let minutes): return #"{"op":"clock","advance_ms":\#(minutes * 60_000)}"#
         case .apns(let kind, let collapse):
             let collapseHeader = collapse.map { #","apns-collapse-id":"\#($0)""# } ?? ""
             let tokenField = explicitToken ? #""token":"\#(token)","# : ""
@@ -263,6 +341,7 @@ extension ContractModel {
             case .background: ["content-available": 1]
             case .alertAndBackground: ["alert": .string("S\(n)"), "content-available": 1]
             case .mutableOnly: ["mutable-content": 1]
+            case .categorized: ["alert": .string("S\(n)"), "category": "booking"]
             }
         return ["n": .integer(Int64(n)), "aps": aps]
     }
@@ -274,6 +353,7 @@ extension ContractModel {
         case .dataReserved: ([("collapse_key", "c"), ("n", "\(n)")], nil)
         case .notification: ([("n", "\(n)")], [("title", "T\(n)"), ("body", "B\(n)")])
         case .notificationOnly: (nil, [("title", "T\(n)")])
+        case .dataCategorized: ([("n", "\(n)"), ("mobiler_category", "booking")], nil)
         }
     }
 
@@ -291,6 +371,7 @@ extension ContractModel {
             buffer = []
             tray = []
             lastGiven = nil  // the app's storage goes with it
+            declared = false
             permission = "undetermined"
             if let osToken { retiredToken = osToken }
             osToken = nil
@@ -365,20 +446,53 @@ extension ContractModel {
         case .tray:
             outcome.fields["entries"] = .array(
                 tray.map { entry in
-                    .object(
-                        JSONObject([
-                            ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
-                            ("body", entry.body.map(JSON.string) ?? .null),
-                        ]))
+                    var fields = JSONObject([
+                        ("id", .string(entry.id)), ("title", entry.title.map(JSON.string) ?? .null),
+                        ("body", entry.body.map(JSON.string) ?? .null),
+                    ])
+                    if !entry.actions.isEmpty {
+                        fields["actions"] = .array(
+                            entry.actions.compactMap { id in Self.booking.first { $0.id == id }?.json })
+                    }
+                    return .object(fields)
                 })
+        case .declare:
+            guard isRunning else { return refuse() }
+            declared = true
+            outcome.fields["output"] = #"{"categories":1}"#
+        case .dismiss(let which):
+            guard let index = trayIndex(which) else { return refuse() }
+            outcome.fields["id"] = .string(tray.remove(at: index).id)
+        case .act(let which, let action):
+            guard let index = trayIndex(which), tray[index].actions.contains(action) else { return refuse() }
+            let entry = tray.remove(at: index)
+            outcome.fields["id"] = .string(entry.id)
+            outcome.fields["action"] = .string(action)
+            if action == "accept" {  // the foreground action: as a tap
+                if isRunning { app = .foreground } else { processStarts(.foreground, into: &outcome) }
+            } else if !isRunning {
+                processStarts(.background, into: &outcome)
+            }
+            var pressed: [(String, JSON)] = [("mobiler_action", .string(action))]
+            if action == "reply" { pressed.append(("mobiler_input", .string("R\(n)"))) }
+            opened(entry.tapEvent, pressing: pressed, into: &outcome)
+        case .idle(let on):
+            guard platform == .android else { return refuse() }
+            outcome.fields["idle"] = .bool(on)
+            if on {
+                if dozeSince == nil { dozeSince = now }
+            } else {
+                dozeSince = nil
+                if !dozeHeld.isEmpty { handOverHeld(into: &outcome) }
+            }
+        case .clock(let minutes):
+            now += Int64(minutes) * 60_000
+            outcome.fields["advanced_ms"] = .integer(now)
+            if let dozeSince, let heldSince, !dozeHeld.isEmpty, Self.window(since: dozeSince, after: heldSince) <= now {
+                handOverHeld(into: &outcome)
+            }
         case .tap(let which):
-            let index: Int? =
-                switch which {
-                case "newest": tray.isEmpty ? nil : tray.count - 1
-                case "oldest": tray.isEmpty ? nil : 0
-                default: tray.firstIndex { $0.id == which }
-                }
-            guard let index else { return refuse() }
+            guard let index = trayIndex(which) else { return refuse() }
             let entry = tray.remove(at: index)
             outcome.fields["id"] = .string(entry.id)
             if isRunning { app = .foreground } else { processStarts(.foreground, into: &outcome) }
@@ -395,6 +509,15 @@ extension ContractModel {
         return outcome
     }
 
+    /// The entry `which` names (`newest`, `oldest` or an id).
+    func trayIndex(_ which: String) -> Int? {
+        switch which {
+        case "newest": tray.isEmpty ? nil : tray.count - 1
+        case "oldest": tray.isEmpty ? nil : 0
+        default: tray.firstIndex { $0.id == which }
+        }
+    }
+
     /// DEL-1, DEL-2, DEL-5, DEL-6 on iOS; PAY-1 for the event.
     mutating func applyAPNs(_ kind: APNsKind, collapse: String?, n: Int, into outcome: inout Outcome) {
         let payload = Self.apnsPayload(kind, n: n)
@@ -405,6 +528,7 @@ extension ContractModel {
         let title = alert?["title"]?.stringValue
         let body = alert?.stringValue ?? alert?["body"]?.stringValue
         let event = Self.adding([("title", title), ("body", body)], to: [("n", .integer(Int64(n)))])
+        let actions = buttons(kind == .categorized)
         guard isAlert || wakes else { return }  // DEL-2: neither shown nor delivered
         if app == .foreground {
             if !isAlert {  // DEL-1: a background push in the foreground is received, never shown
@@ -413,15 +537,28 @@ extension ContractModel {
             }
             guard allowed else { return }  // DEL-6: not presented, no event
             outcome.deliveries += toSubscribers(Self.event(event, "received"))
-            outcome.fields["tray_id"] = .string(post(title: title, body: body, collapse: collapse, tapEvent: event))
+            outcome.fields["tray_id"] = .string(
+                post(title: title, body: body, collapse: collapse, tapEvent: event, actions: actions))
             return
         }
         guard isAlert, allowed else { return }  // DEL-2, DEL-6
-        outcome.fields["tray_id"] = .string(post(title: title, body: body, collapse: collapse, tapEvent: event))
+        outcome.fields["tray_id"] = .string(
+            post(title: title, body: body, collapse: collapse, tapEvent: event, actions: actions))
     }
 
     /// DEL-1, DEL-3, DEL-4, DEL-5, DEL-6 on Android; PAY-2 for the event.
     mutating func applyFCM(_ kind: FCMKind, tag: String?, n: Int, into outcome: inout Outcome) {
+        // PH-9: in Doze a data message (normal priority by default) waits; a notification
+        // message (high by default) goes at once.
+        if dozeSince != nil, Self.fcmParts(kind, n: n).notification == nil {
+            if dozeHeld.isEmpty { heldSince = now }
+            dozeHeld.append((kind, tag, n))
+            return
+        }
+        deliverFCM(kind, tag: tag, n: n, into: &outcome)
+    }
+
+    mutating func deliverFCM(_ kind: FCMKind, tag: String?, n: Int, into outcome: inout Outcome) {
         guard app != .forceStopped else { return }  // DEL-4
         let (rawData, notification) = Self.fcmParts(kind, n: n)
         let reserved: Set = ["from", "message_type", "collapse_key"]
@@ -438,7 +575,9 @@ extension ContractModel {
             outcome.deliveries += toSubscribers(Self.event(full, "received"))
             if allowed {
                 outcome.fields["tray_id"] = .string(
-                    post(title: noteTitle ?? dataTitle, body: noteBody ?? dataBody, collapse: tag, tapEvent: full))
+                    post(
+                        title: noteTitle ?? dataTitle, body: noteBody ?? dataBody, collapse: tag, tapEvent: full,
+                        actions: buttons(!isNotificationMessage && kind == .dataCategorized)))
             }
             return
         }
@@ -453,7 +592,9 @@ extension ContractModel {
         // buffered, and the core was given nothing: the next start notices it again.
         if allowed {
             outcome.fields["tray_id"] = .string(
-                post(title: dataTitle, body: dataBody, collapse: nil, tapEvent: full))
+                post(
+                    title: dataTitle, body: dataBody, collapse: nil, tapEvent: full,
+                    actions: buttons(kind == .dataCategorized)))
         }
     }
 }

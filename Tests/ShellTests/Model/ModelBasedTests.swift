@@ -56,7 +56,7 @@ import Testing
         let length = Int.random(in: 10...45, using: &random)
         let keys = ["a", "b"]
         while steps.count < length {
-            let roll = Int.random(in: 0..<100, using: &random)
+            let roll = Int.random(in: 0..<116, using: &random)
             switch roll {
             case 0..<6: steps.append(.launch)
             case 6..<11: steps.append(.background)
@@ -89,6 +89,32 @@ import Testing
                     ]
                     steps.append(.background)
                 }
+            case 100..<104:
+                // PH-1 … PH-3: a category declared, a push naming it, the app left in some
+                // state, one of its buttons pressed.
+                steps.append(.declare)
+                steps.append(platform == .ios ? .apns(.categorized, collapse: nil) : .fcm(.dataCategorized, tag: nil))
+                steps.append([.kill, .background, .launch, .tray].randomElement(using: &random)!)
+                let action = ["accept", "reply", "decline", "later"].randomElement(using: &random)!
+                steps.append(.act("newest", action: action))
+            case 104..<110:
+                let which = ["newest", "oldest", "t1", "t99"].randomElement(using: &random)!
+                let action = ["accept", "reply", "decline", "later", "nope"].randomElement(using: &random)!
+                steps.append(.act(which, action: action))
+            case 110..<112: steps.append(.dismiss(["newest", "oldest", "t2", "t99"].randomElement(using: &random)!))
+            case 112..<114:
+                // PH-9: data messages held in Doze until a window or its end.
+                steps.append(.idle(true))
+                for _ in 0..<Int.random(in: 1...3, using: &random) {
+                    steps.append(
+                        platform == .ios
+                            ? .apns(.alert, collapse: nil)
+                            : .fcm(ContractModel.FCMKind.allCases.randomElement(using: &random)!, tag: nil))
+                }
+                steps.append(
+                    Bool.random(using: &random)
+                        ? .clock(minutes: [14, 15, 45].randomElement(using: &random)!) : .idle(false))
+            case 114..<116: steps.append(.clock(minutes: [1, 14, 15, 30, 60].randomElement(using: &random)!))
             default: steps.append(Bool.random(using: &random) ? .launch : .background)
             }
         }
@@ -248,6 +274,10 @@ import Testing
             } else if roll < 8 {
                 steps.append(WorldStep(device: device, step: .install, pushFrom: from))
             } else if let step = one.first {
+                // The clock is the world's and Doze waits on it: both are one device's
+                // matter, played by the single-device sequences.
+                if case .clock = step { continue }
+                if case .idle = step { continue }
                 steps.append(WorldStep(device: device, step: step, pushFrom: from))
             }
         }
