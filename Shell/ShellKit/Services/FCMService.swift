@@ -148,14 +148,14 @@ final class FCMService {
         return window
     }
 
-    /// A clock that moved on, or a phone that woke: what dozing phones held is handed over
-    /// when a maintenance window opened since it was held, or Doze ended; a sentence per
-    /// phone that got something.
+    /// A clock that moved on, a phone that woke or came back online: what a dozing phone
+    /// held is handed over when a maintenance window opened since it was held, or Doze
+    /// ended, and only to a phone on the network (offline, it waits until it is back); a
+    /// sentence per phone that got something.
     func deliverDozeHeld(to device: Device, woke: Bool) -> String? {
-        guard let held = dozeHeld[device.id], !held.isEmpty else { return nil }
-        if !woke {
-            guard let since = device.dozeSince,
-                Self.nextMaintenanceWindow(dozeSince: since, after: heldSince[device.id] ?? since) <= world.clock()
+        guard let held = dozeHeld[device.id], !held.isEmpty, device.isOnline else { return nil }
+        if !woke, let since = device.dozeSince {
+            guard Self.nextMaintenanceWindow(dozeSince: since, after: heldSince[device.id] ?? since) <= world.clock()
             else { return nil }
         }
         dozeHeld[device.id] = nil

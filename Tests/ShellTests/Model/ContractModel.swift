@@ -73,6 +73,11 @@ struct ContractModel {
     var dozeSince: Int64?
     var dozeHeld: [(kind: FCMKind, tag: String?, n: Int)] = []
     var heldSince: Int64?
+    /// Flight mode, and since when (PH-12).
+    var online = true
+    var offlineSince: Int64?
+    /// PH-12: how long an FCM token may go unseen (Firebase: 270 days).
+    static let tokenExpiry: Int64 = 270 * 24 * 3_600_000
 
     /// PH-1: the one category the model declares, and its buttons as a tray entry lists them.
     static let booking: [(id: String, json: JSON)] = [
@@ -212,8 +217,11 @@ struct ContractModel {
         return window
     }
 
-    /// PH-9: what Doze held is handed over, in order, as if it arrived now.
-    mutating func handOverHeld(into outcome: inout Outcome) {
+    /// PH-9: what Doze held is handed over, in order, as if it arrived now, to a phone on
+    /// the network, once Doze ended or a window opened since it was held.
+    mutating func handOverHeldIfDue(into outcome: inout Outcome) {
+        guard online, !dozeHeld.isEmpty else { return }
+        if let dozeSince, let heldSince, Self.window(since: dozeSince, after: heldSince) > now { return }
         let held = dozeHeld
         dozeHeld = []
         heldSince = nil
@@ -270,6 +278,8 @@ extension ContractModel {
         case idle(Bool)
         /// The world's clock moves on.
         case clock(minutes: Int)
+        /// Flight mode off or on (PH-12).
+        case network(Bool)
     }
 
     /// The request line for `step`; `n` makes each push's payload its own. In a world,
@@ -313,7 +323,8 @@ extension ContractModel {
             return #"{"op":"tap","which":"\#(which)","action":"\#(action)"\#(text)}"#
         case .dismiss(let which): return #"{"op":"dismiss","which":"\#(which)"}"#
         case .idle(let on): return #"{"op":"idle","on":\#(on)}"#
-        case .clock(let minutes): return #"{"op":"clock","advance_ms":\#(minutes * 60_000)}"#
+        case .clock(let minutes): return #"{"op":"clock","advance_ms":\#(Int64(minutes) * 60_000)}"#
+        case .network(let online): return #"{"op":"network","online":\#(online)}"#
         case .apns(let kind, let collapse):
             let collapseHeader = collapse.map { #","apns-collapse-id":"\#($0)""# } ?? ""
             let tokenField = explicitToken ? #""token":"\#(token)","# : ""
@@ -483,14 +494,39 @@ extension ContractModel {
                 if dozeSince == nil { dozeSince = now }
             } else {
                 dozeSince = nil
-                if !dozeHeld.isEmpty { handOverHeld(into: &outcome) }
+                handOverHeldIfDue(into: &outcome)
             }
         case .clock(let minutes):
             now += Int64(minutes) * 60_000
             outcome.fields["advanced_ms"] = .integer(now)
-            if let dozeSince, let heldSince, !dozeHeld.isEmpty, Self.window(since: dozeSince, after: heldSince) <= now {
-                handOverHeld(into: &outcome)
+            handOverHeldIfDue(into: &outcome)
+        case .network(let on):
+            outcome.fields["online"] = .bool(on)
+            guard on else {
+                if online { offlineSince = now }
+                online = false
+                return outcome
             }
+            guard !online else { return outcome }
+            online = true
+            handOverHeldIfDue(into: &outcome)
+            // PH-12: an Android token unseen for 270 days expired; the OS issues a new one.
+            // The model decides whether; only the new token's value is the OS's, read from the reply.
+            let expired = platform == .android && installed && now - (offlineSince ?? now) >= Self.tokenExpiry
+            offlineSince = nil
+            guard expired else {
+                if reply["token"] != nil { outcome.fields["token"] = .null }  // renewed when it should not be
+                return outcome
+            }
+            guard let token = reply["token"]?.stringValue else {
+                outcome.fields["token"] = "a new token"
+                return outcome
+            }
+            if let osToken { retiredToken = osToken }
+            osToken = token
+            awaitsIssuedToken = false
+            outcome.fields["token"] = .string(token)
+            if isRunning { tokenArrives(token, into: &outcome) }
         case .tap(let which):
             guard let index = trayIndex(which) else { return refuse() }
             let entry = tray.remove(at: index)

@@ -56,7 +56,7 @@ import Testing
         let length = Int.random(in: 10...45, using: &random)
         let keys = ["a", "b"]
         while steps.count < length {
-            let roll = Int.random(in: 0..<116, using: &random)
+            let roll = Int.random(in: 0..<118, using: &random)
             switch roll {
             case 0..<6: steps.append(.launch)
             case 6..<11: steps.append(.background)
@@ -115,6 +115,13 @@ import Testing
                     Bool.random(using: &random)
                         ? .clock(minutes: [14, 15, 45].randomElement(using: &random)!) : .idle(false))
             case 114..<116: steps.append(.clock(minutes: [1, 14, 15, 30, 60].randomElement(using: &random)!))
+            case 116..<118:
+                // PH-12: months in flight mode; from 270 days an Android token has expired.
+                let days = [100, 269, 270, 400].randomElement(using: &random)!
+                if platform == .android, Bool.random(using: &random) {
+                    steps += [.idle(true), .fcm(.data, tag: nil)]  // held, and due while the phone is away
+                }
+                steps += [.network(false), .clock(minutes: days * 1440), .network(true)]
             default: steps.append(Bool.random(using: &random) ? .launch : .background)
             }
         }
@@ -278,6 +285,7 @@ import Testing
                 // matter, played by the single-device sequences.
                 if case .clock = step { continue }
                 if case .idle = step { continue }
+                if case .network = step { continue }
                 steps.append(WorldStep(device: device, step: step, pushFrom: from))
             }
         }

@@ -152,7 +152,9 @@ extension LineProtocol {
             reply["effect"] = .string("\(device.id) was already online")
             return
         }
-        var kept = [apns.deliverStored(to: device), fcm.deliverStored(to: device)].compactMap { $0 }
+        var kept = [
+            apns.deliverStored(to: device), fcm.deliverStored(to: device), fcm.deliverDozeHeld(to: device, woke: false),
+        ].compactMap { $0 }
         // PH-12: an FCM token unseen for 270 days expired; back online, the app gets a new one.
         if let since = offlineSince, FCMService.hasExpired(device, offlineSince: since, now: world.clock()),
             let token = try? device.rotateToken(nowMilliseconds: world.clock())
@@ -160,6 +162,7 @@ extension LineProtocol {
             kept.append(
                 "its FCM token had expired (offline for 270 days or more): the app received a new one, \(token) (PH-12)"
             )
+            reply["token"] = .string(token)
         }
         reply["effect"] = .string(
             "\(device.id) is back online; " + (kept.isEmpty ? "nothing was kept for it" : kept.joined(separator: "; ")))
