@@ -246,6 +246,12 @@ def phone_actions_badge_and_doze(page, shell):
     page.get_by_role("button", name="Subscribe to push events").click()
     expect(page.locator("#deliveries")).to_contain_text('"mobiler_input":"on my way"')
     expect(page.locator("#deliveries")).to_contain_text('"mobiler_action":"reply"')
+    # PH-13: restored to a new phone, which the page then shows.
+    page.get_by_role("button", name="Restore to a new phone").click()
+    expect(page.locator("#device-title")).not_to_have_text(f"Device {made['device']} (ios)")
+    expect(page.locator("#device-facts")).to_contain_text("app not running")
+    device_row(page, made["device"]).click()
+    expect(page.locator("#device-title")).to_have_text(f"Device {made['device']} (ios)")
     # Focus is the iPhone's (PH-8); Doze is Android's, not offered here.
     page.get_by_role("button", name="Focus on").click()
     expect(page.locator("#device-facts")).to_contain_text("Focus on")

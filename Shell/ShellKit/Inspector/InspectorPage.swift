@@ -114,6 +114,7 @@ enum InspectorPage {
                 <button type="button" data-op="low_power" data-on="false" data-platform="ios">Low Power Mode off</button>
                 <button type="button" data-op="focus" data-on="true" data-platform="ios">Focus on</button>
                 <button type="button" data-op="focus" data-on="false" data-platform="ios">Focus off</button>
+                <button type="button" data-op="restore">Restore to a new phone</button>
               </div>
               <h3>The app's core</h3>
               <div class="actions" id="core-actions">
@@ -331,7 +332,9 @@ enum InspectorPage {
             const answer = await lines([Object.assign({ device: selected }, request)]);
             const reply = answer[answer.length - 1];
             say(reply.ok ? `${request.op}: done${reply.state ? " (" + reply.state.replace("_", " ") + ")" : ""}` : `${request.op}: ${reply.error}`, !reply.ok);
-            await showDevice(); await loadDevices(false);
+            await loadDevices(false);
+            // A restore makes a new phone: show it.
+            if (reply.ok && request.op === "restore") await select(reply.device); else await showDevice();
           } catch (x) { say(x.message, true); }
         }
         $("user-actions").addEventListener("click", (e) => {
@@ -339,6 +342,7 @@ enum InspectorPage {
           const request = { op: button.dataset.op };
           if (button.dataset.answer) request.answer = button.dataset.answer;
           if (button.dataset.on) request.on = button.dataset.on === "true";
+          if (request.op === "restore") request.from = selected;
           act(request);
         });
         $("core-actions").addEventListener("click", (e) => {
