@@ -304,6 +304,11 @@ public struct RecentIDs: Sendable, Equatable {
 
     public func contains(_ id: String) -> Bool { members.contains(id) }
 
+    /// The identifiers held, oldest first.
+    public var inOrder: [String] {
+        order.count < capacity ? order : Array(order[next...] + order[..<next])
+    }
+
     /// Returns false when `id` was already present.
     public mutating func insert(_ id: String) -> Bool {
         guard members.insert(id).inserted else { return false }

@@ -154,6 +154,8 @@ public final class Device: PushSystem {
         self.init(
             id: id, platform: platform, options: options, state: state, registry: registry, hub: hub, plugins: plugins,
             core: core)
+        // The http channel's webhooks find the install again (XM-2).
+        if let webhook = saved.channels.webhook { hub.issue(recipient: webhook.recipientID, to: id) }
     }
 
     private init(

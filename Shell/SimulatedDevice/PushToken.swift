@@ -99,8 +99,14 @@ public struct IDGenerator: RandomNumberGenerator {
     }
 }
 
-/// Hex back to bytes: the token an app registers with, as iOS hands it over.
+/// Hex back to bytes: the token an app registers with, as iOS hands it over; and bytes
+/// as lowercase hex.
 enum Hex {
+    static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+    }
+
     static func decode(_ hex: String) -> [UInt8] {
         var bytes: [UInt8] = []
         var high: UInt8?

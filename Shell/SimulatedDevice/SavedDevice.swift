@@ -4,8 +4,9 @@ extension Device {
     /// What a device keeps across a restart of the world (`cxshell serve --state`), as the
     /// phone keeps it across a reboot: the install, the permission, its token and
     /// installation id, topics, the app's own storage, flight mode, and the tray by the
-    /// OS's rule (iOS keeps delivered notifications, Android clears them). The app does not run after a
-    /// reboot; its channel registrations are not kept (Docs/Install.md).
+    /// OS's rule (iOS keeps delivered notifications, Android clears them), its channel
+    /// registrations. The app does not run after a reboot: its channel connections are made
+    /// again when its core next subscribes (APW-5; Docs/Install.md).
     public struct Saved: Sendable, Equatable {
         public var installed: Bool
         public var bundleID: String
@@ -32,13 +33,16 @@ extension Device {
         public var focus: Bool
         /// Android 8.0+: the app's notification channels, as the user left them (PH-6).
         public var notificationChannels: [NotificationChannelList.Channel]
+        /// The install's channel registrations, not its connections (APW-5 makes them again).
+        public var channels: SavedChannels
 
         public init(
             installed: Bool, bundleID: String, permission: PushAuthorization, userGrants: Bool, token: String?,
             installationID: String?, topics: [String], storedToken: String?, tray: [TrayEntry], nextTrayID: Int,
             nextMessage: Int, online: Bool = true, offlineSince: Int64 = 0, badge: Int = 0,
             lowPower: Bool = false, dozeSince: Int64? = nil, categories: [NotificationCategory] = [],
-            focus: Bool = false, notificationChannels: [NotificationChannelList.Channel] = []
+            focus: Bool = false, notificationChannels: [NotificationChannelList.Channel] = [],
+            channels: SavedChannels = SavedChannels()
         ) {
             self.installed = installed
             self.bundleID = bundleID
@@ -59,6 +63,7 @@ extension Device {
             self.categories = categories
             self.focus = focus
             self.notificationChannels = notificationChannels
+            self.channels = channels
         }
 
         func apply(to state: inout State, platform: PushPlatform) {
@@ -79,6 +84,7 @@ extension Device {
             state.categories = categories
             state.focus = focus
             state.notificationChannels = NotificationChannelList(channels: notificationChannels)
+            channels.apply(to: &state.channels)
         }
     }
 
@@ -93,7 +99,7 @@ extension Device {
                 nextMessage: state.nextMessage, online: !state.channels.offline,
                 offlineSince: state.channels.offlineSince, badge: state.badge, lowPower: state.lowPower,
                 dozeSince: state.dozeSince, categories: state.categories, focus: state.focus,
-                notificationChannels: state.notificationChannels.channels)
+                notificationChannels: state.notificationChannels.channels, channels: SavedChannels(state.channels))
         }
     }
 }

@@ -396,6 +396,125 @@ import Testing
         #expect(arrived["topic"] == "news" && arrived["qos"] == 0, "\(arrived)")
     }
 
+    /// Docs/Install.md, "Kept across restarts": a project (its users, credentials and
+    /// messages) and a device's Appwrite registration outlive a restart, on the world's own
+    /// broker (`--broker`) too, which listens on another port after it: both follow it, and
+    /// the app's registration connects again when its core subscribes (APW-5).
+    @Test func aProjectAndARegistrationOutliveARestartAndFollowTheWorldsBroker() throws {
+        func reply(_ session: Session, _ line: String) throws -> JSONObject {
+            let last = try #require(session.handle(line).last)
+            return try #require(try JSON.parse(text: last).objectValue)
+        }
+        func call(_ session: Session, _ method: String, _ path: String, _ body: String = "") -> (Int, JSON) {
+            var headers = [
+                (":method", method), (":path", "/v1" + path), (":authority", "cloud.appwrite.io"),
+                ("x-appwrite-project", "p1"), ("x-appwrite-key", "k1"),
+            ]
+            if !body.isEmpty { headers.append(("content-type", "application/json")) }
+            let exchange = session.handle(
+                network: HTTPRequest(
+                    headers: headers, body: Array(body.utf8), serverName: "cloud.appwrite.io", tls: true, http2: false))
+            return (exchange.response.status, (try? JSON.parse(exchange.response.body)) ?? .null)
+        }
+        func connected(_ session: Session) throws -> Bool {
+            // The connection is made in the background against a real broker: wait for it to say so.
+            for _ in 0..<150 {
+                if try reply(session, #"{"op":"state"}"#)["channels"]?.arrayValue?.first?["connected"] == true {
+                    return true
+                }
+                usleep(100_000)
+            }
+            return false
+        }
+        let old = Session()
+        let oldEndpoint = try old.startBroker()
+        #expect(
+            try reply(old, #"{"op":"appwrite_project","project":"p1","key":"k1","endpoint":"\#(oldEndpoint)"}"#)["ok"]
+                == true)
+        for line in [
+            #"{"op":"device","platform":"android"}"#, #"{"op":"launch"}"#,
+            #"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#,
+        ] {
+            _ = try reply(old, line)
+        }
+        let input = JSON.string(#"{"channel":"appwrite","endpoint":"\#(oldEndpoint)","user":"u1","project":"p1"}"#)
+        #expect(
+            try reply(old, #"{"op":"call","plugin":"push","method":"register","input":\#(input.compactText)}"#)["ok"]
+                == true)
+        #expect(
+            call(old, "POST", "/messaging/messages/push", #"{"messageId":"m1","title":"t","users":["u1"]}"#).0 == 201)
+        #expect(old.hub.waitForArrivals(count: 1, timeout: 10))
+        _ = try old.handleArrivals(limit: 1)
+        let saved = old.snapshot()
+        old.closeOutside()  // the broker goes with the process, as at a restart
+
+        let new = Session()
+        let endpoint = try new.startBroker()
+        defer { new.closeOutside() }
+        #expect(endpoint != oldEndpoint)
+        try new.restore(snapshot: saved)
+        // The project, its user and its message are there.
+        #expect(call(new, "GET", "/users/u1").0 == 200)
+        #expect(call(new, "GET", "/messaging/messages/m1").1["$id"] == "m1")
+        // The app runs again; its core subscribes and its registration connects to the broker as it is now.
+        _ = try reply(new, #"{"op":"launch"}"#)
+        _ = try reply(new, #"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+        #expect(try connected(new))
+        let registration = try reply(new, #"{"op":"state"}"#)["channels"]?.arrayValue?.first
+        #expect(registration?["endpoint"]?.stringValue == endpoint, "\(registration?.compactText ?? "")")
+        #expect(
+            call(new, "POST", "/messaging/messages/push", #"{"messageId":"m2","title":"t","users":["u1"]}"#).0 == 201)
+        #expect(new.hub.waitForArrivals(count: 1, timeout: 10))
+        let arrived = try new.handleArrivals(limit: 1).joined(separator: "\n")
+        #expect(arrived.contains(#""messageId":"m2""#), "\(arrived)")
+    }
+
+    /// The same on a broker of its own that enforces credentials: read back, the project's
+    /// part of the state is the same document, and the user's credential still opens the broker.
+    @Test func aProjectOnAnEnforcingBrokerReadsBackTheSameAndItsUsersStillConnect() throws {
+        let world = try World(enforced: true)
+        _ = try world.call("POST", "/users", #"{"userId":"u1"}"#)
+        let secret = try world.session(for: "u1")
+        _ = try world.call("POST", "/messaging/topics", #"{"topicId":"news","name":"News","qos":0}"#)
+        _ = try world.call("POST", "/users/u1/targets", #"{"targetId":"t1","providerType":"push","identifier":"i1"}"#)
+        _ = try world.call("POST", "/messaging/topics/news/subscribers", #"{"subscriberId":"s1","targetId":"t1"}"#)
+        #expect(try world.device(options: #","credential":"\#(secret)","topics":["users/u1","news"]"#)["ok"] == true)
+        _ = try world.call("POST", "/messaging/messages/push", #"{"messageId":"m1","title":"t","topics":["news"]}"#)
+        #expect(try world.arrivals().first?["messageId"] == "m1")
+        // The old world's app ends, as at a restart: its connection would otherwise keep the client id.
+        _ = world.send(#"{"op":"kill"}"#)
+        let saved = world.session.snapshot()
+        let new = Session()
+        try new.restore(snapshot: saved)
+        let before = try JSON.parse(saved)["appwrite"]
+        let after = try JSON.parse(new.snapshot())["appwrite"]
+        #expect(before == after, "\(before?.compactText ?? "")\n\(after?.compactText ?? "")")
+        #expect(before?["appwrite_projects"]?.arrayValue?.first?["subscribers"]?.arrayValue?.count == 1)
+        // The world's connection to the broker is made again as the project's publisher:
+        // a topic push reaches the restored app once its core subscribes.
+        _ = new.handle(#"{"op":"launch"}"#)
+        _ = new.handle(#"{"op":"subscribe","key":"push","plugin":"push","stream":"events"}"#)
+        var connected = false
+        for _ in 0..<150 where !connected {
+            let state = try JSON.parse(text: try #require(new.handle(#"{"op":"state"}"#).last))
+            connected = state["channels"]?.arrayValue?.first?["connected"] == true
+            if !connected { usleep(100_000) }
+        }
+        #expect(connected)
+        let headers = [
+            (":method", "POST"), (":path", "/v1/messaging/messages/push"), (":authority", "cloud.appwrite.io"),
+            ("x-appwrite-project", "p1"), ("x-appwrite-key", "k1"), ("content-type", "application/json"),
+        ]
+        let sent = new.handle(
+            network: HTTPRequest(
+                headers: headers, body: Array(#"{"messageId":"m2","title":"t","topics":["news"]}"#.utf8),
+                serverName: "cloud.appwrite.io", tls: true, http2: false))
+        #expect(sent.response.status == 201, "\(sent.lines)")
+        #expect(new.hub.waitForArrivals(count: 1, timeout: 10))
+        #expect(try new.handleArrivals(limit: 1).joined().contains(#""messageId":"m2""#))
+        _ = world
+    }
+
     @Test func APW12_anAPNsTargetIsSentThroughAPNs() throws {
         let world = try World()
         _ = try world.call(

@@ -102,6 +102,12 @@ final class AppwriteService {
                             ("command", "setClientPassword"), ("username", .string(publisherName)),
                             ("password", .string(password)),
                         ]),
+                        // Registered again (a project read back from a state file): the
+                        // publisher has the role already, and dynamic security refuses it twice.
+                        JSONObject([
+                            ("command", "removeClientRole"), ("username", .string(publisherName)),
+                            ("rolename", .string(BrokerName.publisherRole)),
+                        ]),
                         JSONObject([
                             ("command", "addClientRole"), ("username", .string(publisherName)),
                             ("rolename", .string(BrokerName.publisherRole)),
@@ -516,5 +522,11 @@ extension AppwriteService: WorldService {
             soonestExpiry = .max
         }
         return projects.count
+    }
+
+    func save(_ part: WorldPart) -> JSONObject { part == .appwrite ? saveProjects() : JSONObject() }
+
+    func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> (() -> Void)? {
+        part == .appwrite ? try restoringProjects(from: saved) : nil
     }
 }

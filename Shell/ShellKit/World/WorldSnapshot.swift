@@ -15,7 +15,7 @@ import SimulatedDevice
 enum WorldSnapshot {
     /// The format this shell writes and reads; a document with a larger number is refused.
     static let format: Int64 = 1
-    static let savedParts: [WorldPart] = [.devices, .credentials, .chaos, .clock]
+    static let savedParts: [WorldPart] = [.devices, .credentials, .chaos, .clock, .appwrite]
 
     struct Refusal: Error, CustomStringConvertible {
         let description: String
@@ -178,6 +178,8 @@ extension World {
                     ]))
             }
             return JSONObject([
+                // Registrations on the world's own broker follow it to its port after a restart.
+                ("world_broker", broker.map { JSON.string($0.endpoint) } ?? .null),
                 ("last_number", .integer(Int64(lastDevice))),
                 ("list", .array(devices.map { .object(Self.saved($0)) })),
                 (
@@ -248,6 +250,7 @@ extension World {
         for (key, value) in [
             ("categories", categories), ("focus", JSON.bool(saved.focus)), ("capabilities", capabilities),
             ("resources", device.options.resources.json), ("notification_channels", channels),
+            ("channel_registrations", saved.channels.json),
         ] {
             object[key] = value
         }
@@ -259,6 +262,7 @@ extension World {
     func restoring(_ part: WorldPart, from saved: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> () -> Void {
         switch part {
         case .devices:
+            let oldBroker = try saved.optionalString("world_broker")
             var tokens: [(key: String, installation: Bool, entry: TokenRegistry.Entry)] = []
             for record in try saved.objects("tokens") {
                 let installation = record.object["fid"] != nil
@@ -337,7 +341,13 @@ extension World {
                         NotificationChannelList.Channel(
                             id: try channel.string("id"), name: try channel.string("name"),
                             enabled: try channel.bool("enabled"))
-                    })
+                    },
+                    channels: try device.object["channel_registrations"].map { value throws(WorldSnapshot.Refusal) in
+                        switch SavedChannels.parse(value, follow: { following($0, savedBroker: oldBroker) }) {
+                        case .success(let channels): return channels
+                        case .failure(let refusal): throw device.wrong("channel_registrations", refusal.message)
+                        }
+                    } ?? SavedChannels())
                 made.append((id, try device.value("platform", PushPlatform.self), options, state))
             }
             let last = Int(try saved.integer("last_number", default: 0))
