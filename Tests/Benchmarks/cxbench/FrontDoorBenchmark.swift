@@ -381,9 +381,12 @@ enum FrontDoorBenchmark {
         var port = 0
         let directory = NSTemporaryDirectory() + "cxbench-ca-\(UUID().uuidString)"
 
-        init(_ executable: URL, arguments: [String] = []) throws {
-            process.executableURL = executable
-            process.arguments = ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory] + arguments
+        /// `launcher`: a command the shell runs under (valgrind), found on `PATH`.
+        init(_ executable: URL, arguments: [String] = [], launcher: [String] = []) throws {
+            process.executableURL = launcher.isEmpty ? executable : URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments =
+                (launcher.isEmpty ? [] : launcher + [executable.path])
+                + ["serve", "--listen", "127.0.0.1:0", "--ca-dir", directory] + arguments
             process.standardInput = input
             process.standardOutput = output
             try process.run()

@@ -25,6 +25,7 @@ if wanted("frontdoor") { FrontDoorBenchmark.run(executable: here.appendingPathCo
 if wanted("frontdoor") || only.contains("fcm") {
     FrontDoorBenchmark.fcm(executable: here.appendingPathComponent("cxshell"))
 }
+if wanted("instructions") { InstructionBenchmark.run(executable: here.appendingPathComponent("cxshell")) }
 if wanted("frontdoor") || only.contains("logcost") {
     FrontDoorBenchmark.logCost(executable: here.appendingPathComponent("cxshell"))
 }

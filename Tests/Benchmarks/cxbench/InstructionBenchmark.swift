@@ -1,0 +1,152 @@
+import Credentials
+import Foundation
+import Loopback
+import OrderedJSON
+
+/// Instructions per push (issue 40), which repeat where wall-clock ratios on two shared
+/// cores swing: callgrind counts every instruction the shell executes on both of its
+/// threads while h2load sends `pushes` valid APNs pushes (and FCM messages), and the same
+/// for nghttpd answering the same requests with a static 200 (the floor). Counting is
+/// zeroed after a warm-up and dumped after the run (`callgrind_control`), so start-up and
+/// the world's setup are left out.
+enum InstructionBenchmark {
+    static let pushes = 5_000
+    static let devices = 100
+
+    static func run(executable: URL) {
+        let work = NSTemporaryDirectory() + "cxbench-instructions-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: work + "/docroot/3/device", withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            atPath: work + "/docroot/v1/projects/cxshell", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        // Valgrind 3.19 cannot read the toolchain's DWARF 5: a copy without debug info
+        // (symbols kept) is what it runs.
+        let binary = work + "/cxshell"
+        guard (try? FileManager.default.copyItem(atPath: executable.path, toPath: binary)) != nil,
+            command(["strip", "--strip-debug", binary]),
+            let shell = try? FrontDoorBenchmark.Shell(
+                URL(fileURLWithPath: binary),
+                launcher: ["valgrind", "-q", "--tool=callgrind", "--callgrind-out-file=\(work)/shell.cg"])
+        else {
+            report("instructions_per_push", [], target: "apns <= 2.0 x nghttpd", met: false, note: "no valgrind run")
+            return
+        }
+        defer { shell.stop() }
+        // The world: iOS devices registered; one Android app; an APNs key and an FCM access token.
+        var tokens: [String] = []
+        for _ in 0..<devices {
+            _ = shell.send(#"{"op":"device","platform":"ios"}"#)
+            _ = shell.send(#"{"op":"launch"}"#)
+            let reply = shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
+            if let output = (try? JSON.parse(text: reply))?["output"]?.stringValue,
+                let token = (try? JSON.parse(text: output))?["token"]?.stringValue
+            {
+                tokens.append(token)
+            }
+        }
+        _ = shell.send(#"{"op":"device","platform":"android"}"#)
+        _ = shell.send(#"{"op":"launch"}"#)
+        let registered = shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
+        guard let key = SigningKey(),
+            let jwt = key.es256JWT(
+                header: #"{"alg":"ES256","kid":"ABC123DEFG"}"#,
+                claims: #"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970))}"#),
+            shell.send(
+                #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(key.publicKeyPEM).compactText)}"#
+            ).contains(#""ok":true"#),
+            let output = (try? JSON.parse(text: registered))?["output"]?.stringValue,
+            let fcmToken = (try? JSON.parse(text: output))?["token"]?.stringValue,
+            let access = FrontDoorBenchmark.accessToken(shell: shell, work: work)
+        else {
+            report("instructions_per_push", [], target: "apns <= 2.0 x nghttpd", met: false, note: "no world")
+            return
+        }
+        shell.drainInBackground()
+        for token in tokens {
+            _ = FileManager.default.createFile(atPath: work + "/docroot/3/device/\(token)", contents: nil)
+        }
+        _ = FileManager.default.createFile(atPath: work + "/docroot/v1/projects/cxshell/messages:send", contents: nil)
+        try? Data(#"{"aps":{"alert":"bench"},"n":1}"#.utf8).write(to: URL(fileURLWithPath: work + "/apns.json"))
+        try? Data(#"{"message":{"token":"\#(fcmToken)","data":{"n":"1"}}}"#.utf8).write(
+            to: URL(fileURLWithPath: work + "/fcm.json"))
+        guard let floorPort = try? LoopbackPort.free() else { return }
+        let nghttpd = Process()
+        nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        nghttpd.arguments = [
+            "valgrind", "-q", "--tool=callgrind", "--callgrind-out-file=\(work)/nghttpd.cg", "nghttpd", "-n", "2", "-d",
+            work + "/docroot", String(floorPort), "--no-tls",
+        ]
+        nghttpd.standardOutput = FileHandle.nullDevice
+        nghttpd.standardError = FileHandle.nullDevice
+        guard (try? nghttpd.run()) != nil else { return }
+        defer {
+            nghttpd.terminate()
+            nghttpd.waitUntilExit()
+        }
+        while !LoopbackPort.accepts(floorPort) { usleep(20_000) }
+        let services: [(name: String, target: Double, body: String, authorization: String, paths: [String])] = [
+            ("apns", 2.0, work + "/apns.json", "bearer \(jwt)", tokens.map { "/3/device/\($0)" }),
+            ("fcm", 2.3, work + "/fcm.json", "Bearer \(access)", ["/v1/projects/cxshell/messages:send"]),
+        ]
+        var dumps = (shell: 0, floor: 0)
+        for service in services {
+            func perRequest(_ pid: Int32, _ port: Int, _ out: String, _ dump: inout Int) -> Double? {
+                let uris = service.paths.map { "http://127.0.0.1:\(port)\($0)" }.joined(separator: "\n") + "\n"
+                try? uris.write(toFile: work + "/uris", atomically: true, encoding: .utf8)
+                func load(_ count: Int) -> FrontDoorBenchmark.Run {
+                    FrontDoorBenchmark.h2load(
+                        uris: work + "/uris", body: service.body, authorization: service.authorization, pushes: count,
+                        log: work + "/h2load.log")
+                }
+                _ = load(1_000)  // caches, tables and lazily made paths are made now
+                guard command(["callgrind_control", "--zero", String(pid)]) else { return nil }
+                let run = load(Self.pushes)
+                guard run.succeeded == Self.pushes, command(["callgrind_control", "--dump", String(pid)]) else {
+                    return nil
+                }
+                dump += 1
+                return instructions(in: "\(out).\(dump)").map { Double($0) / Double(Self.pushes) }
+            }
+            let ours = perRequest(shell.process.processIdentifier, shell.port, work + "/shell.cg", &dumps.shell)
+            let floor = perRequest(nghttpd.processIdentifier, floorPort, work + "/nghttpd.cg", &dumps.floor)
+            guard let ours, let floor else {
+                report(
+                    "instructions_per_push_\(service.name)", [], target: "ratio <= \(service.target)", met: false,
+                    note: "a run under callgrind did not answer every request")
+                continue
+            }
+            report(
+                "instructions_per_push_\(service.name)",
+                [
+                    ("pushes", Double(Self.pushes)), ("instructions_per_push", ours),
+                    ("nghttpd_instructions_per_request", floor), ("ratio", ours / floor),
+                ], target: "ratio <= \(service.target)", met: ours / floor <= service.target,
+                note: "callgrind, both threads, h2c, 10 connections x 100 streams, after a warm-up")
+        }
+    }
+
+    /// The `summary:` line of a callgrind dump: the instructions it counted.
+    static func instructions(in path: String) -> Int? {
+        // callgrind_control returns once the dump is asked for; the file follows.
+        for _ in 0..<100 {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8),
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("summary:") })
+            {
+                return Int(line.dropFirst("summary:".count).trimmingCharacters(in: .whitespaces))
+            }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    static func command(_ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
