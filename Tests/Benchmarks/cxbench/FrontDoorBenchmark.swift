@@ -27,27 +27,8 @@ enum FrontDoorBenchmark {
             try? FileManager.default.removeItem(atPath: work)
         }
         // The world: 1,000 iOS devices, launched and registered.
-        var tokens: [String] = []
-        for _ in 0..<devices {
-            _ = shell.send(#"{"op":"device","platform":"ios"}"#)
-            _ = shell.send(#"{"op":"launch"}"#)
-            let reply = shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
-            if let output = (try? JSON.parse(text: reply))?["output"]?.stringValue,
-                let token = (try? JSON.parse(text: output))?["token"]?.stringValue
-            {
-                tokens.append(token)
-            }
-        }
-        // A real backend's path: a key registered with apns_key, and one provider token
-        // signed by it on every request (reused, as Apple asks), so each is checked.
-        guard let key = SigningKey(),
-            let token = key.es256JWT(
-                header: #"{"alg":"ES256","kid":"ABC123DEFG"}"#,
-                claims: #"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970))}"#),
-            shell.send(
-                #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(key.publicKeyPEM).compactText)}"#
-            ).contains(#""ok":true"#)
-        else {
+        let tokens = iosTokens(shell: shell, count: devices)
+        guard let token = providerToken(shell: shell) else {
             report("front_door_pushes", [], target: "pushes_per_second >= 25000", met: false, note: "no signing key")
             return
         }
@@ -430,6 +411,31 @@ enum FrontDoorBenchmark {
     }
 
     static func startShell(_ executable: URL) throws -> Shell { try Shell(executable) }
+
+    /// `count` iOS devices made, launched and registered; their tokens.
+    static func iosTokens(shell: Shell, count: Int) -> [String] {
+        (0..<count).compactMap { _ in
+            _ = shell.send(#"{"op":"device","platform":"ios"}"#)
+            _ = shell.send(#"{"op":"launch"}"#)
+            let reply = shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
+            guard let output = (try? JSON.parse(text: reply))?["output"]?.stringValue else { return nil }
+            return (try? JSON.parse(text: output))?["token"]?.stringValue
+        }
+    }
+
+    /// A real backend's path: a key registered with `apns_key`, and one provider token
+    /// signed by it for every request (reused, as Apple asks), so each is checked.
+    static func providerToken(shell: Shell) -> String? {
+        guard let key = SigningKey(),
+            let token = key.es256JWT(
+                header: #"{"alg":"ES256","kid":"ABC123DEFG"}"#,
+                claims: #"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970))}"#),
+            shell.send(
+                #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(key.publicKeyPEM).compactText)}"#
+            ).contains(#""ok":true"#)
+        else { return nil }
+        return token
+    }
 
     /// What the inspector's log costs the front door (inspector.md, "Speed"): the same
     /// pushes into a shell that keeps no log (`--log-max 0`), one that keeps it (the

@@ -33,27 +33,11 @@ enum InstructionBenchmark {
         }
         defer { shell.stop() }
         // The world: iOS devices registered; one Android app; an APNs key and an FCM access token.
-        var tokens: [String] = []
-        for _ in 0..<devices {
-            _ = shell.send(#"{"op":"device","platform":"ios"}"#)
-            _ = shell.send(#"{"op":"launch"}"#)
-            let reply = shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
-            if let output = (try? JSON.parse(text: reply))?["output"]?.stringValue,
-                let token = (try? JSON.parse(text: output))?["token"]?.stringValue
-            {
-                tokens.append(token)
-            }
-        }
+        let tokens = FrontDoorBenchmark.iosTokens(shell: shell, count: devices)
         _ = shell.send(#"{"op":"device","platform":"android"}"#)
         _ = shell.send(#"{"op":"launch"}"#)
         let registered = shell.send(#"{"op":"call","plugin":"push","method":"register","input":""}"#)
-        guard let key = SigningKey(),
-            let jwt = key.es256JWT(
-                header: #"{"alg":"ES256","kid":"ABC123DEFG"}"#,
-                claims: #"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970))}"#),
-            shell.send(
-                #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(key.publicKeyPEM).compactText)}"#
-            ).contains(#""ok":true"#),
+        guard let jwt = FrontDoorBenchmark.providerToken(shell: shell),
             let output = (try? JSON.parse(text: registered))?["output"]?.stringValue,
             let fcmToken = (try? JSON.parse(text: output))?["token"]?.stringValue,
             let access = FrontDoorBenchmark.accessToken(shell: shell, work: work)
