@@ -81,11 +81,7 @@ public final class FrontDoor: @unchecked Sendable {
     public var requestsRefused: Int { box.takeUnretainedValue().handoff.refused }
 
     /// A 503 that names no service: the world is busy.
-    public static let plainBusy: @Sendable (HTTPRequest) -> HTTPResponse = { _ in
-        HTTPResponse(
-            status: 503, headers: [("content-type", "text/plain"), ("retry-after", "1")],
-            body: Array("the world has as many requests in hand as it can hold; try again\n".utf8))
-    }
+    public static let plainBusy: @Sendable (HTTPRequest) -> HTTPResponse = { _ in .busy }
 
     /// Lowers how many answers the transport holds at once (tests reach the bound with
     /// few requests); call before the first request.

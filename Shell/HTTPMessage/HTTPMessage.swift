@@ -89,6 +89,13 @@ public struct HTTPResponse: Sendable {
         self.headers = headers
         self.body = body
     }
+
+    /// A 503 that names no service: the world has as many requests in hand as it holds.
+    /// The transport sends it when it cannot take a request; the world, for a request of no
+    /// service it knows.
+    public static let busy = HTTPResponse(
+        status: 503, headers: [("content-type", "text/plain"), ("retry-after", "1")],
+        body: Array("the world has as many requests in hand as it can hold; try again\n".utf8))
 }
 
 /// What the transport does instead of answering (chaos.md, "Rules"): over HTTP/2, a

@@ -331,11 +331,18 @@ final class ServeOutput: @unchecked Sendable {
     static let shared = ServeOutput()
     private let lock = NSLock()
     private var gone = false
+    private var stopAction: @Sendable () -> Void = {}
+    /// Held by the first `end` until the process exits: a second (a signal while the
+    /// reader goes) waits for the first's stop instead of exiting in the middle of it.
+    private let ending = NSLock()
     /// Set before any thread but the main one writes.
     var keepRunning = false
-    /// Stops what the world started outside the process; set before any thread but the
-    /// main one writes.
-    var stop: @Sendable () -> Void = {}
+    /// Stops what the world started outside the process (and saves the state file). The
+    /// main thread sets it while a signal's thread may already read it: under the lock.
+    var stop: @Sendable () -> Void {
+        get { lock.withLock { stopAction } }
+        set { lock.withLock { stopAction = newValue } }
+    }
 
     var isGone: Bool { lock.withLock { gone } }
 
@@ -349,6 +356,7 @@ final class ServeOutput: @unchecked Sendable {
     /// Stops the world's outside parts and exits 0, from any thread: nothing the shell
     /// has not finished writing is lost, since every line goes out in one write.
     func end() -> Never {
+        ending.lock()
         stop()
         _exit(0)
     }

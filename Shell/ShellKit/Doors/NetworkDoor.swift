@@ -191,9 +191,7 @@ final class NetworkDoor {
         case .fcm:
             return FCMService.chaosAnswer("UNAVAILABLE", retryAfter: 1).1
         default:
-            return HTTPResponse(
-                status: 503, headers: [("content-type", "text/plain"), ("retry-after", "1")],
-                body: Array("the world has as many requests in hand as it can hold; try again\n".utf8))
+            return .busy
         }
     }
 
