@@ -22,6 +22,7 @@ public final class Session {
     let lines: LineProtocol
     let network: NetworkDoor
     let arrivals: MQTTArrivals
+    let appwrite: AppwriteService
 
     /// `clock` gives milliseconds since 1970 (every time-based rule reads it); `logMax`
     /// is how many log entries are kept.
@@ -41,6 +42,7 @@ public final class Session {
         self.world = world
         self.lines = lines
         self.arrivals = MQTTArrivals(world: world, appwrite: appwrite)
+        self.appwrite = appwrite
         self.network = NetworkDoor(
             world: world, apns: apns, fcm: fcm, oauth: oauth,
             pubnub: pubnub, webhooks: webhooks,
@@ -64,6 +66,14 @@ public final class Session {
 
     /// The inspector's API as OpenAPI 3.1 (`GET /api/v1/openapi.json`, Docs/openapi.json).
     public static var openAPIDocument: String { InspectorOpenAPI.json }
+
+    /// Appwrite projects with no connection to their broker (one read back from a state
+    /// file whose broker could not be reached), and where that broker is: their pushes over
+    /// Appwrite Push fail until they are registered again.
+    public var appwriteProjectsWithoutBroker: [(project: String, endpoint: String)] {
+        appwrite.projects.values.filter { appwrite.brokers[$0.id] == nil }.map { ($0.id, $0.endpoint) }
+            .sorted { $0.project < $1.project }
+    }
 
     /// The world as a state document (WorldSnapshot), as `GET /api/v1/snapshot` answers.
     public func snapshot() -> [UInt8] { WorldSnapshot.document(of: world).compactBytes }

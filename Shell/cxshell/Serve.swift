@@ -142,6 +142,13 @@ enum Serve {
                     return refuse("the state file \(path) was not loaded (\(error)); it was left as it was")
                 }
                 kept = true
+                // Loaded all the same: a broker may come up later; the project waits for a register.
+                for (project, endpoint) in session.appwriteProjectsWithoutBroker {
+                    FileHandle.standardError.write(
+                        Data(
+                            "cxshell serve: the state file's Appwrite project \(project) has no broker: \(endpoint) could not be set up, so its pushes over Appwrite Push fail until it is registered again (appwrite_project)\n"
+                                .utf8))
+                }
             case .success(nil): break
             }
             if let problem = file.write(session.snapshot()) {

@@ -1,4 +1,5 @@
 import Foundation
+import Loopback
 import OrderedJSON
 import Testing
 
@@ -97,6 +98,27 @@ import Testing
         #expect(output.isEmpty, "the port never opened")
         #expect(errors.contains("the fixture \(fixture) stopped at line 3"), "\(errors)")
         #expect(errors.contains(#""platform" must be ios, android or web, not 'pager'"#), "\(errors)")
+    }
+
+    /// A state file's Appwrite project whose broker cannot be reached at start: the world
+    /// starts all the same, says so on standard error by name, and keeps the project.
+    @Test func aStateFilesProjectWithNoBrokerIsNamedAtStartAndKept() throws {
+        let path = NSTemporaryDirectory() + "cxshell-state-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let closed = try LoopbackPort.free()  // free: nothing listens there
+        let endpoint = "mqtt://127.0.0.1:\(closed)"
+        try Data(
+            #"{"cxshell_state":1,"appwrite":{"appwrite_projects":[{"id":"p1","key":"k1","endpoint":"\#(endpoint)"}]}}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: path))
+        let (status, _, errors) = try Self.run(["serve", "--listen", "127.0.0.1:0", "--state", path])
+        #expect(status == 0, "\(errors)")
+        #expect(
+            errors.contains(
+                "cxshell serve: the state file's Appwrite project p1 has no broker: \(endpoint) could not be set up"),
+            "\(errors)")
+        let kept = try JSON.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(kept["appwrite"]?["appwrite_projects"]?.arrayValue?.first?["endpoint"]?.stringValue == endpoint)
     }
 
     @Test func aHealthCheckIsZeroOnlyWhenReadyzAnswers200() throws {
