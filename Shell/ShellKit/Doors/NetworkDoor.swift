@@ -201,6 +201,8 @@ final class NetworkDoor {
             json.member("method", request.method)
             json.member("path", target: request.path)
             json.member("host", request.authorityHost ?? request.serverHost)
+            // As the client wrote it, port included (the HAR export's URL); `host` is for filtering.
+            json.member("authority", request.header(":authority") ?? request.header("host"))
             json.member("headers", headers: request.headers)
         }
         if !request.body.isEmpty { record.body = request.body }

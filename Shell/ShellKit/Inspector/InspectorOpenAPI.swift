@@ -1422,7 +1422,7 @@ enum InspectorOpenAPI {
              },
              "request": {
               "type": "object",
-              "description": "What the door saw: `op` for a line, `method`, `path`, `host`, `headers` for HTTP, `topic` for MQTT; `body` as sent (cut at 4 KiB in lists)."
+              "description": "What the door saw: `op` for a line, `method`, `path`, `host` (no port), `authority` (as sent), `headers` for HTTP, `topic` for MQTT; `body` as sent (cut at 4 KiB in lists)."
              },
              "status": {
               "type": "integer"

@@ -31,7 +31,9 @@ enum HARExport {
             let method = request["method"]?.stringValue
         else { return nil }
         let path = request["path"]?.stringValue ?? "/"
-        let host = request["host"]?.stringValue ?? "localhost"
+        // The URL as the client asked for it: the authority with its port (the log's
+        // `host` leaves the port out, for filtering).
+        let host = request["authority"]?.stringValue ?? request["host"]?.stringValue ?? "localhost"
         let version = exchange.http2 ? "HTTP/2" : "HTTP/1.1"
         let requestHeaders = (request["headers"]?.objectValue ?? JSONObject()).map { pair in
             nameValue(pair.0, pair.1.stringValue ?? "")
