@@ -52,7 +52,7 @@ public struct IDGenerator: RandomNumberGenerator {
     /// Written straight into the string's storage, a byte (two digits) at a time: every
     /// push that names no `apns-id` gets one. Digit `i` is nibble `i` of the two words,
     /// counted from the low end.
-    mutating func uuid() -> String {
+    public mutating func uuid() -> String {
         let words = (next(), next())
         return String(unsafeUninitializedCapacity: 36) { text in
             var at = 0
