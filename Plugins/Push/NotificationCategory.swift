@@ -90,11 +90,17 @@ public struct NotificationCategory: Sendable, Equatable {
         if earlier.contains(where: { $0.id == id }) {
             return .failure(CategoryRefusal("two categories have the id '\(id)'"))
         }
-        let items: [JSON]
-        switch object["actions"] {
-        case nil: items = []
-        case .array(let list)?: items = list
-        default: return .failure(CategoryRefusal("category '\(id)': \"actions\" must be an array"))
+        switch actions(object["actions"] ?? .array([]), of: id) {
+        case .success(let actions): return .success(NotificationCategory(id: id, actions: actions))
+        case .failure(let refusal): return .failure(refusal)
+        }
+    }
+
+    /// A category's `actions` (a state file keeps a tray entry's this way too): at most
+    /// `maximumActions`, each with an `id` of its own and a `title`.
+    public static func actions(_ value: JSON, of id: String) -> Result<[Action], CategoryRefusal> {
+        guard let items = value.arrayValue else {
+            return .failure(CategoryRefusal("category '\(id)': \"actions\" must be an array"))
         }
         guard items.count <= maximumActions else {
             return .failure(
@@ -130,12 +136,13 @@ public struct NotificationCategory: Sendable, Equatable {
             actions.append(
                 Action(id: actionID, title: title, foreground: flags[0], input: flags[1], destructive: flags[2]))
         }
-        return .success(NotificationCategory(id: id, actions: actions))
+        return .success(actions)
     }
 }
 
 /// Why a `categories` input was refused, in a sentence.
-public struct CategoryRefusal: Error, Sendable, Equatable {
+public struct CategoryRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }

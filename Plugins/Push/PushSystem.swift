@@ -67,11 +67,6 @@ extension PushSystem {
     }
 
     public func resumeChannels() {}
-
-    /// A system without app resources or channels: the plugin's defaults apply.
-    public func stringResource(_ name: String) -> String? { nil }
-    public func hasDrawable(_ name: String) -> Bool { false }
-    public func createNotificationChannel(id: String, name: String) {}
 }
 
 /// A notification the plugin asks the OS to show (Android data messages).

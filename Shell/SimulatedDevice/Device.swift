@@ -30,6 +30,17 @@ public struct DeviceOptions: Sendable, Equatable {
     /// The capabilities an app may have.
     public static let knownCapabilities = ["time-sensitive", "critical-alerts"]
 
+    /// The `capabilities` option as a request or a state file gives it: known names only,
+    /// kept in their known order.
+    public static func capabilities(_ value: JSON) -> Result<[String], DeviceRefusal> {
+        let list = value.arrayValue?.compactMap(\.stringValue)
+        guard let list, list.count == value.arrayValue?.count, list.allSatisfy(knownCapabilities.contains) else {
+            let known = knownCapabilities.map { "\"\($0)\"" }.joined(separator: ", ")
+            return .failure(DeviceRefusal("\"capabilities\" must be an array of \(known), not \(value.compactText)"))
+        }
+        return .success(knownCapabilities.filter(list.contains))
+    }
+
     /// The API levels a device may run: Android 5.0 (21) to Android 15 (35).
     public static let androidAPIs = 21...35
 
@@ -582,13 +593,21 @@ public final class Device: PushSystem {
 
     /// Delivers a push APNs (or simctl) accepted, as iOS would (DEL-1, DEL-2, DEL-5, DEL-6).
     public func receive(apnsPayload payload: JSONObject, collapseID: String?) -> PushOutcome {
-        var outcome = deliver(apnsPayload: payload, collapseID: collapseID)
-        guard outcome.trayID != nil else { return outcome }
-        if let name = payload["aps"]?["category"]?.stringValue { outcome.effect += categoryNote(name) }
+        // What the OS decides about the entry, should there be one: its buttons (PH-2) and
+        // how it is presented (PH-8), said only when a level or a Focus had a say.
+        let name = payload["aps"]?["category"]?.stringValue
         let level = payload["aps"]?["interruption-level"]?.stringValue
-        if let note = Self.presentation(level, focus: isFocused, capabilities: options.capabilities).note {
-            outcome.effect += note
+        let (category, focus) = state.withLock { state in
+            (name.flatMap { name in state.categories.first { $0.id == name } }, state.focus)
         }
+        let presentation = Self.presentation(level, focus: focus, capabilities: options.capabilities)
+        var outcome = deliver(
+            apnsPayload: payload, collapseID: collapseID,
+            buttons: (category?.actions ?? []).map { TrayEntry.Button(action: $0) },
+            presented: level == nil && !focus ? nil : presentation.way)
+        guard outcome.trayID != nil else { return outcome }
+        if let name { outcome.effect += Self.categoryNote(name, category, shown: NotificationCategory.maximumActions) }
+        if let note = presentation.note { outcome.effect += note }
         return outcome
     }
 
@@ -623,20 +642,20 @@ public final class Device: PushSystem {
         return (.quiet, "; delivered quietly to the tray: Focus is on and the push is \(effective) (PH-8)")
     }
 
-    /// PH-2: what a posted entry's category gave it, for its effect.
-    private func categoryNote(_ name: String) -> String {
-        guard let category = notificationCategories().first(where: { $0.id == name }) else {
-            return "; no actions: the app declared no category '\(name)' (PH-2)"
-        }
-        let shown =
-            platform == .android ? NotificationCategory.androidShownActions : NotificationCategory.maximumActions
+    /// PH-2: what a posted entry's category (`name`, declared as `category`) gave it, the
+    /// first `shown` of its actions, for its effect.
+    private static func categoryNote(_ name: String, _ category: NotificationCategory?, shown: Int) -> String {
+        guard let category else { return "; no actions: the app declared no category '\(name)' (PH-2)" }
         let ids = category.actions.prefix(shown).map(\.id)
         return ids.isEmpty
             ? "; category '\(name)' has no actions (PH-2)"
             : "; with the actions of category '\(name)': \(ids.joined(separator: ", ")) (PH-2)"
     }
 
-    private func deliver(apnsPayload payload: JSONObject, collapseID: String?) -> PushOutcome {
+    private func deliver(
+        apnsPayload payload: JSONObject, collapseID: String?, buttons: [TrayEntry.Button],
+        presented: TrayEntry.Presentation?
+    ) -> PushOutcome {
         guard let aps = payload["aps"]?.objectValue else {
             return PushOutcome(effect: "nothing: the payload has no aps, so iOS neither shows it nor wakes the app")
         }
@@ -657,18 +676,10 @@ public final class Device: PushSystem {
             let alert = aps["alert"]
             let title = alert?["title"]?.stringValue
             let body = alert?.stringValue ?? alert?["body"]?.stringValue
-            let posted = state.withLock { state in
-                let category = aps["category"]?.stringValue.flatMap { name in
-                    state.categories.first { $0.id == name }
-                }
-                let level = aps["interruption-level"]?.stringValue
-                let presented = Self.presentation(level, focus: state.focus, capabilities: options.capabilities)
-                return state.tray.post(
+            let posted = state.withLock {
+                $0.tray.post(
                     title: title, body: body, collapseKey: collapseID, content: .ios(userInfo: payload),
-                    buttons: (category?.actions ?? []).map { TrayEntry.Button(action: $0) },
-                    // Said only when PH-8 had a say: an alert without a level and without Focus
-                    // is the banner it always was.
-                    presented: level == nil && !state.focus ? nil : presented.way)
+                    buttons: buttons, presented: presented)
             }
             return PushOutcome.Posted(id: posted.id, replaced: posted.replaced)
         }
@@ -720,14 +731,20 @@ public final class Device: PushSystem {
     /// DEL-3 … DEL-6). `messageID` is FCM's `google.message_id`.
     public func receive(fcm message: FCMMessage, messageID: String) -> PushOutcome {
         var outcome = deliver(fcm: message, messageID: messageID)
-        if outcome.trayID != nil, let name = message.data[AndroidPushBridge.categoryKey]?.stringValue {
-            outcome.effect +=
-                message.isNotificationMessage && appState != .foreground
-                ? "; no actions: FCM draws notification messages itself, and they have none (PH-2)"
-                : message.isNotificationMessage
-                    ? "; no actions: only data messages get the buttons of their \"\(AndroidPushBridge.categoryKey)\" (PH-2)"
-                    : categoryNote(name)
+        guard outcome.trayID != nil, let name = message.data[AndroidPushBridge.categoryKey]?.stringValue else {
+            return outcome
         }
+        // PH-2: the plugin adds buttons to the data messages it posts, never to a
+        // notification message (FCM draws it, or the plugin posts it in the foreground).
+        guard message.isNotificationMessage else {
+            let category = notificationCategories().first { $0.id == name }
+            outcome.effect += Self.categoryNote(name, category, shown: NotificationCategory.androidShownActions)
+            return outcome
+        }
+        outcome.effect +=
+            appState == .foreground
+            ? "; no actions: only data messages get the buttons of their \"\(AndroidPushBridge.categoryKey)\" (PH-2)"
+            : "; no actions: FCM draws notification messages itself, and they have none (PH-2)"
         return outcome
     }
 
@@ -759,25 +776,26 @@ public final class Device: PushSystem {
             extras["google.delivered_priority"] = .string((message.priority ?? "normal").lowercased())
             extras["collapse_key"] = .string(message.collapseKey ?? bundleID)
             let channels = hasChannels
-            let posted = state.withLock { state -> (id: String, replaced: Bool)? in
+            let shown = state.withLock { state -> Result<(id: String, replaced: Bool), ChannelOff> in
                 let channel =
                     channels
                     ? state.notificationChannels.channelForFCM(
                         requested: message.channelID, appDefault: options.resources.defaultNotificationChannelID) : nil
-                if let channel, !channel.enabled {
-                    state.lastBlockedChannel = channel.id
-                    return nil
-                }
+                if let channel, !channel.enabled { return .failure(ChannelOff(id: channel.id)) }
                 if let count = message.notificationCount { state.notificationCount = count }
-                return state.tray.post(
-                    title: message.title, body: message.body, collapseKey: message.tag,
-                    content: .android(intent: AndroidIntent(extras: extras)), channel: channel?.id,
-                    icon: NotificationChannelList.iconForFCM(requested: message.icon, resources: options.resources))
+                return .success(
+                    state.tray.post(
+                        title: message.title, body: message.body, collapseKey: message.tag,
+                        content: .android(intent: AndroidIntent(extras: extras)), channel: channel?.id,
+                        icon: NotificationChannelList.iconForFCM(requested: message.icon, resources: options.resources)
+                    ))
             }
-            guard let posted else {
-                let channel = state.withLock { $0.lastBlockedChannel } ?? ""
+            let posted: (id: String, replaced: Bool)
+            switch shown {
+            case .success(let entry): posted = entry
+            case .failure(let off):
                 return PushOutcome(
-                    effect: "displayed by FCM on channel '\(channel)', which the user turned off: not shown (PH-6)")
+                    effect: "displayed by FCM on channel '\(off.id)', which the user turned off: not shown (PH-6)")
             }
             let phrase = PushOutcome.Posted(id: posted.id, replaced: posted.replaced).phrase
             return PushOutcome(
@@ -864,6 +882,11 @@ public final class Device: PushSystem {
     public func createNotificationChannel(id: String, name: String) {
         guard hasChannels else { return }
         state.withLock { $0.notificationChannels.create(id: id, name: name) }
+    }
+
+    /// A channel the user turned off, which a notification was for (PH-6).
+    private struct ChannelOff: Error {
+        let id: String
     }
 
     /// Android 8.0 (API 26) and later have notification channels (PH-6, PH-7).

@@ -47,31 +47,26 @@ public struct AppResources: Sendable, Equatable {
                 DeviceRefusal(
                     "\"resources\" has no '\(unknown)'; an app's resources here are \(keys.joined(separator: ", "))"))
         }
+        // Each value by its kind, into the field it sets.
+        let texts: [(String, WritableKeyPath<AppResources, String?>)] = [
+            ("mobiler_push_channel_name", \.pushChannelName),
+            ("default_notification_channel_id", \.defaultNotificationChannelID),
+        ]
+        let flags: [(String, WritableKeyPath<AppResources, Bool>)] = [
+            ("mobiler_push_icon", \.pushIcon), ("default_notification_icon", \.defaultNotificationIcon),
+        ]
         var resources = AppResources()
-        for key in ["mobiler_push_channel_name", "default_notification_channel_id"] {
-            switch object[key] {
-            case nil: continue
-            case .string(let text)? where !text.isEmpty:
-                if key == "mobiler_push_channel_name" {
-                    resources.pushChannelName = text
-                } else {
-                    resources.defaultNotificationChannelID = text
-                }
-            default: return .failure(DeviceRefusal("\"resources\".\(key) must be a non-empty string"))
+        for (key, field) in texts where object[key] != nil {
+            guard let text = object[key]?.stringValue, !text.isEmpty else {
+                return .failure(DeviceRefusal("\"resources\".\(key) must be a non-empty string"))
             }
+            resources[keyPath: field] = text
         }
-        for key in ["mobiler_push_icon", "default_notification_icon"] {
-            switch object[key] {
-            case nil: continue
-            case .bool(let shipped)?:
-                if key == "mobiler_push_icon" {
-                    resources.pushIcon = shipped
-                } else {
-                    resources.defaultNotificationIcon = shipped
-                }
-            default:
+        for (key, field) in flags where object[key] != nil {
+            guard case .bool(let shipped)? = object[key] else {
                 return .failure(DeviceRefusal("\"resources\".\(key) must be true or false (whether the app ships it)"))
             }
+            resources[keyPath: field] = shipped
         }
         return .success(resources)
     }

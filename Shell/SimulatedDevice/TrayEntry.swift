@@ -79,24 +79,14 @@ struct Tray {
         buttons: [TrayEntry.Button] = [], presented: TrayEntry.Presentation? = nil, channel: String? = nil,
         icon: String? = nil
     ) -> (id: String, replaced: Bool) {
-        if let collapseKey, let index = entries.firstIndex(where: { $0.collapseKey == collapseKey }) {
-            var entry = entries.remove(at: index)
-            entry.title = title
-            entry.body = body
-            entry.content = content
-            entry.buttons = buttons
-            entry.presented = presented
-            entry.channel = channel
-            entry.icon = icon
-            entries.append(entry)
-            return (entry.id, true)
-        }
-        let entry = TrayEntry(
-            id: "t\(nextID)", title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
-            presented: presented, channel: channel, icon: icon)
-        nextID += 1
-        entries.append(entry)
-        return (entry.id, false)
+        let replaced = collapseKey.flatMap { key in entries.firstIndex { $0.collapseKey == key } }
+        let id = replaced.map { entries.remove(at: $0).id } ?? "t\(nextID)"
+        if replaced == nil { nextID += 1 }
+        entries.append(
+            TrayEntry(
+                id: id, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
+                presented: presented, channel: channel, icon: icon))
+        return (id, replaced != nil)
     }
 
     mutating func remove(_ id: String) -> TrayEntry? {

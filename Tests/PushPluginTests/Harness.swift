@@ -60,6 +60,10 @@ final class FakePushSystem: PushSystem {
         settings.withLock { $0.categories = categories }
     }
     func notificationCategories() -> [NotificationCategory] { settings.withLock { $0.categories } }
+    // An app that ships no resources, on an OS without channels: the plugin's defaults apply.
+    func stringResource(_ name: String) -> String? { nil }
+    func hasDrawable(_ name: String) -> Bool { false }
+    func createNotificationChannel(id: String, name: String) {}
 
     private func hexBytes(_ hex: String) -> [UInt8] {
         var bytes: [UInt8] = []

@@ -65,8 +65,7 @@ final class APNsService {
     /// when the hour frees a slot.
     private func budgeted(_ notification: APNsNotification, to device: Device) -> PushOutcome {
         let now = world.clock()
-        let hour: Int64 = 3_600_000
-        var recent = (backgroundWakes[device.id] ?? []).filter { now - $0 < hour }
+        var recent = wakes(of: device.id, inTheHourBefore: now)
         guard recent.count >= device.options.backgroundPushesPerHour else {
             recent.append(now)
             backgroundWakes[device.id] = recent
@@ -75,12 +74,19 @@ final class APNsService {
         backgroundWakes[device.id] = recent
         let replaced = throttled[device.id] != nil
         throttled[device.id] = notification
-        let free = (recent.first ?? now) + hour
+        let free = (recent.first ?? now) + Self.hour
         return PushOutcome(
             effect:
                 "throttled: \(device.id)'s app was woken \(recent.count) times in the last hour, its budget; iOS keeps only the newest background push"
                 + (replaced ? " (this one replaces the one it kept)" : "")
                 + " and hands it over when the hour frees a slot, at \(RequestLog.timestamp(free)) (PH-11)")
+    }
+
+    private static let hour: Int64 = 3_600_000
+
+    /// When background pushes woke the device's app in the rolling hour before `now` (PH-11).
+    private func wakes(of device: String, inTheHourBefore now: Int64) -> [Int64] {
+        (backgroundWakes[device] ?? []).filter { now - $0 < Self.hour }
     }
 
     /// The world's clock moved on: a throttled background push is handed over to an app
@@ -90,7 +96,7 @@ final class APNsService {
         return throttled.keys.sorted { (World.deviceNumber($0) ?? 0) < (World.deviceNumber($1) ?? 0) }.compactMap {
             id in
             guard let device = world.devicesByID[id], let notification = throttled[id] else { return nil }
-            let recent = (backgroundWakes[id] ?? []).filter { now - $0 < 3_600_000 }
+            let recent = wakes(of: id, inTheHourBefore: now)
             guard recent.count < device.options.backgroundPushesPerHour else { return nil }
             throttled[id] = nil
             backgroundWakes[id] = recent + [now]

@@ -195,16 +195,16 @@ extension World {
         }
     }
 
-    /// A saved list of categories (or of one entry's actions, `wrapping` them in a
-    /// category), read by the `categories` op's own rules; absent is none.
-    static func categories(
-        _ record: WorldSnapshot.Reader, _ key: String, wrapping: (JSON) -> [JSON]
-    ) throws(WorldSnapshot.Refusal) -> [NotificationCategory] {
-        guard let value = record.object[key] else { return [] }
-        switch NotificationCategory.parse(json: .array(wrapping(value))) {
-        case .success(let categories): return categories
-        case .failure(let refusal):
-            throw record.wrong(key, "categories as the categories op takes them (\(refusal.message))")
+    /// A saved value read by the rules of the request that made it (`categories`, a
+    /// category's actions, a device's `resources`); absent is `none`.
+    static func read<T, Failure: Error & CustomStringConvertible>(
+        _ record: WorldSnapshot.Reader, _ key: String, as what: String, none: T,
+        _ parse: (JSON) -> Result<T, Failure>
+    ) throws(WorldSnapshot.Refusal) -> T {
+        guard let value = record.object[key] else { return none }
+        switch parse(value) {
+        case .success(let read): return read
+        case .failure(let refusal): throw record.wrong(key, "\(what) (\(refusal))")
         }
     }
 
@@ -290,22 +290,17 @@ extension World {
                     } else {
                         throw entry.wrong("content", #"{"ios": the payload} or {"channel": the event}"#)
                     }
-                    let actions =
-                        try Self.categories(
-                            entry, "actions", wrapping: { [.object(JSONObject([("id", "saved"), ("actions", $0)]))] }
-                        ).first?.actions ?? []
+                    let actions = try Self.read(entry, "actions", as: "actions as a category has them", none: []) {
+                        NotificationCategory.actions($0, of: "saved")
+                    }
                     tray.append(
                         TrayEntry(
                             id: try entry.string("id"), title: try entry.optionalString("title"),
                             body: try entry.optionalString("body"),
                             collapseKey: try entry.optionalString("collapse_key"),
                             content: content, buttons: actions.map { TrayEntry.Button(action: $0) },
-                            presented: try entry.optionalString("presented").map { word throws(WorldSnapshot.Refusal) in
-                                guard let way = TrayEntry.Presentation(rawValue: word) else {
-                                    throw entry.wrong("presented", "banner or quiet")
-                                }
-                                return way
-                            }))
+                            presented: entry.object["presented"] == nil
+                                ? nil : try entry.value("presented", TrayEntry.Presentation.self)))
                 }
                 let options = DeviceOptions(
                     apnsEnvironment: try device.value("apns_environment", APNsEnvironment.self, default: .production),
@@ -315,13 +310,12 @@ extension World {
                     backgroundPushesPerHour: Int(
                         try device.integer(
                             "background_pushes_per_hour", default: Int64(DeviceOptions().backgroundPushesPerHour))),
-                    capabilities: try device.object["capabilities"] == nil ? [] : device.strings("capabilities"),
-                    resources: try device.object["resources"].map { value throws(WorldSnapshot.Refusal) in
-                        switch AppResources.parse(value) {
-                        case .success(let resources): return resources
-                        case .failure(let refusal): throw device.wrong("resources", refusal.message)
-                        }
-                    } ?? AppResources())
+                    capabilities: try Self.read(device, "capabilities", as: "an app's capabilities", none: []) {
+                        DeviceOptions.capabilities($0)
+                    },
+                    resources: try Self.read(device, "resources", as: "an app's resources", none: AppResources()) {
+                        AppResources.parse($0)
+                    })
                 let state = Device.Saved(
                     installed: try device.bool("installed"), bundleID: try device.string("bundle"),
                     permission: try device.value("permission", PushAuthorization.self, default: .undetermined),
@@ -334,7 +328,9 @@ extension World {
                     offlineSince: try device.integer("offline_since", default: 0),
                     badge: Int(try device.integer("badge", default: 0)), lowPower: object(device, "low_power") ?? false,
                     dozeSince: try device.optionalInteger("doze_since"),
-                    categories: try Self.categories(device, "categories", wrapping: { $0.arrayValue ?? [.null] }),
+                    categories: try Self.read(
+                        device, "categories", as: "categories as the categories op takes them", none: []
+                    ) { NotificationCategory.parse(json: $0) },
                     focus: object(device, "focus") ?? false,
                     notificationChannels: try device.objects("notification_channels").map {
                         channel throws(WorldSnapshot.Refusal) in
@@ -342,12 +338,10 @@ extension World {
                             id: try channel.string("id"), name: try channel.string("name"),
                             enabled: try channel.bool("enabled"))
                     },
-                    channels: try device.object["channel_registrations"].map { value throws(WorldSnapshot.Refusal) in
-                        switch SavedChannels.parse(value, follow: { following($0, savedBroker: oldBroker) }) {
-                        case .success(let channels): return channels
-                        case .failure(let refusal): throw device.wrong("channel_registrations", refusal.message)
-                        }
-                    } ?? SavedChannels())
+                    channels: try Self.read(device, "channel_registrations", as: "registrations", none: SavedChannels())
+                    {
+                        SavedChannels.parse($0, follow: { following($0, savedBroker: oldBroker) })
+                    })
                 made.append((id, try device.value("platform", PushPlatform.self), options, state))
             }
             let last = Int(try saved.integer("last_number", default: 0))

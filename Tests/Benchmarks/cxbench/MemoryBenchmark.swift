@@ -19,6 +19,9 @@ enum MemoryBenchmark {
         func storeReportedToken(_ token: String) {}
         func setNotificationCategories(_ categories: [NotificationCategory]) {}
         func notificationCategories() -> [NotificationCategory] { [] }
+        func stringResource(_ name: String) -> String? { nil }
+        func hasDrawable(_ name: String) -> Bool { false }
+        func createNotificationChannel(id: String, name: String) {}
     }
 
     static func run() {

@@ -69,15 +69,10 @@ extension LineProtocol {
                     "\"capabilities\" are an iOS app's Time Sensitive and Critical Alerts; a \(platform.rawValue) device has none"
                 )
             }
-            let known = DeviceOptions.knownCapabilities
-            guard let list = value.arrayValue?.compactMap(\.stringValue), list.count == value.arrayValue?.count,
-                list.allSatisfy(known.contains)
-            else {
-                throw request.invalid(
-                    "\"capabilities\" must be an array of \(known.map { "\"\($0)\"" }.joined(separator: ", ")), not \(value.compactText)"
-                )
+            switch DeviceOptions.capabilities(value) {
+            case .success(let capabilities): options.capabilities = capabilities
+            case .failure(let refusal): throw request.invalid(refusal.message)
             }
-            options.capabilities = known.filter(list.contains)
         }
         let device = world.makeDevice(platform: platform, bundle: bundle, options: options)
         reply["device"] = .string(device.id)
@@ -206,21 +201,14 @@ extension LineProtocol {
     /// `{"op":"tray"}`; with `"detail":true` each entry also says its channel and icon (PH-6).
     func tray(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        var detail = false
-        if let value = request.fields["detail"] {
-            guard case .bool(let asked) = value else { throw request.invalid("\"detail\" must be true or false") }
-            detail = asked
-        }
-        reply["entries"] = .array(device.trayReport(detail: detail))
+        reply["entries"] = .array(device.trayReport(detail: try request.optionalBool("detail") ?? false))
     }
 
     /// `{"op":"channel","channel":"mobiler_push","enabled":false}` (Android 8.0+, PH-6): the
     /// user turns one of the app's notification channels off or on.
     func notificationChannel(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        guard case .bool(let enabled)? = request.fields["enabled"] else {
-            throw request.invalid("channel needs \"enabled\": true or false")
-        }
+        let enabled = try request.bool("enabled")
         let channel = try device.setNotificationChannel(try request.string("channel"), enabled: enabled)
         reply["device"] = .string(device.id)
         reply["channel"] = channel.json

@@ -63,6 +63,19 @@ struct Request {
         return text
     }
 
+    func bool(_ name: String) throws(Invalid) -> Bool {
+        guard case .bool(let value)? = fields[name] else { throw invalid("\(op) needs \"\(name)\": true or false") }
+        return value
+    }
+
+    func optionalBool(_ name: String) throws(Invalid) -> Bool? {
+        guard let value = fields[name], value != .null else { return nil }
+        guard case .bool(let flag) = value else {
+            throw invalid("\"\(name)\" must be true or false, not \(value.typeName)")
+        }
+        return flag
+    }
+
     /// One of `name` (a JSON value, sent as its compact text) or `name_text` (exact
     /// text): the bytes sent, and the value when the request already holds it parsed.
     func body(_ name: String) throws(Invalid) -> (bytes: [UInt8], value: JSON?) {

@@ -65,9 +65,7 @@ extension LineProtocol {
     /// messages wait for a maintenance window or its end.
     func idle(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        guard case .bool(let on)? = request.fields["on"] else {
-            throw request.invalid("idle needs \"on\": true or false")
-        }
+        let on = try request.bool("on")
         let was = device.dozeSince != nil
         try device.setIdle(on, nowMilliseconds: world.clock())
         reply["device"] = .string(device.id)
@@ -88,21 +86,20 @@ extension LineProtocol {
     /// app may send are presented as banners; the rest go quietly to the tray.
     func focus(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        guard case .bool(let on)? = request.fields["on"] else {
-            throw request.invalid("focus needs \"on\": true or false")
-        }
+        let on = try request.bool("on")
         try device.setFocus(on)
         reply["device"] = .string(device.id)
         reply["focus"] = .bool(on)
-        let may = device.options.capabilities
+        let through = device.options.capabilities.map {
+            $0 == "critical-alerts" ? "critical alerts" : "time-sensitive alerts"
+        }
+        let what =
+            through.isEmpty
+            ? "nothing of this app (it has neither Time Sensitive nor Critical Alerts)"
+            : through.joined(separator: " and ") + " of this app"
         reply["effect"] = .string(
             on
-                ? "\(device.id) is in a Focus: only "
-                    + (may.isEmpty
-                        ? "nothing of this app (it has neither Time Sensitive nor Critical Alerts)"
-                        : may.map { $0 == "critical-alerts" ? "critical alerts" : "time-sensitive alerts" }.joined(
-                            separator: " and ") + " of this app")
-                    + " break through as banners; the rest go quietly to the tray"
+                ? "\(device.id) is in a Focus: only \(what) break through as banners; the rest go quietly to the tray"
                 : "\(device.id)'s Focus is off: alerts are presented as banners again, passive ones still quietly")
     }
 
@@ -110,9 +107,7 @@ extension LineProtocol {
     /// is off again, and then handed over.
     func lowPower(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        guard case .bool(let on)? = request.fields["on"] else {
-            throw request.invalid("low_power needs \"on\": true or false")
-        }
+        let on = try request.bool("on")
         let was = device.isLowPower
         try device.setLowPower(on)
         reply["device"] = .string(device.id)
@@ -133,9 +128,7 @@ extension LineProtocol {
     /// does; `true` brings it back, and the services deliver what they kept.
     func network(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
-        guard case .bool(let online)? = request.fields["online"] else {
-            throw request.invalid("network needs \"online\": true or false")
-        }
+        let online = try request.bool("online")
         let wasOnline = device.isOnline
         let offlineSince = device.offlineSince
         device.setNetwork(online: online, nowMilliseconds: world.clock())
