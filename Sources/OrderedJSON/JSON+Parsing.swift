@@ -70,14 +70,19 @@ extension JSON {
     /// is parsed again for the error's words and place. Keys, and strings with an escape,
     /// a control character or a byte past ASCII, go to jansson as they are, so every
     /// check and every error message is still its own.
-    private static func parseContiguous(
-        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits
+    ///
+    /// Most inputs never reach jansson: `DirectReader` reads them in one pass, and hands
+    /// over only what it does not judge itself. `direct: false` is jansson's reading alone,
+    /// the reference the tests compare the direct one with.
+    static func parseContiguous(
+        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits, direct: Bool = true
     ) throws(JSONError) -> JSON {
         if buffer.count > limits.maxBytes {
             throw JSONError(
                 kind: .tooLarge(bytes: buffer.count, limit: limits.maxBytes), line: 1, column: 1,
                 reason: "the input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
         }
+        if direct, let value = DirectReader.read(buffer, maxDepth: limits.maxDepth) { return value }
         if buffer.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             throw JSONError(kind: .empty, line: 1, column: 1, reason: "the input is empty")
         }

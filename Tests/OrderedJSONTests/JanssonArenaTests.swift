@@ -18,9 +18,15 @@ import Testing
             + "]"
     }
 
+    /// jansson's reading alone: a request line as plain as this one is otherwise read
+    /// directly (`DirectReader`), and never reaches the arena.
+    static func parseByJansson(_ text: String) throws -> JSON {
+        try Array(text.utf8).withUnsafeBufferPointer { try JSON.parseContiguous($0, limits: .default, direct: false) }
+    }
+
     @Test func aRequestLineIsServedWhollyByTheArena() throws {
         let before = cx_jansson_arena_counts()
-        let value = try JSON.parse(text: Self.requestLine)
+        let value = try Self.parseByJansson(Self.requestLine)
         let after = cx_jansson_arena_counts()
         #expect(value.compactText == Self.requestLine)
         #expect(after.served > before.served)
@@ -37,7 +43,7 @@ import Testing
         #expect(value.compactText == (try JSON.parse(text: value.compactText)).compactText)
         // The next small parse starts from an empty block again.
         let next = cx_jansson_arena_counts()
-        _ = try JSON.parse(text: Self.requestLine)
+        _ = try Self.parseByJansson(Self.requestLine)
         #expect(cx_jansson_arena_counts().spilled == next.spilled)
     }
 

@@ -1,0 +1,156 @@
+/// One pass from bytes to values for the JSON nearly every input is: strings with no
+/// escape, numbers, literals, objects with few keys. It answers nil as soon as it meets
+/// anything else (an escape, a control character, invalid UTF-8, a duplicate key, a
+/// syntax error, nesting past the limit, many keys in one object), and jansson then
+/// reads the input and judges it, so every error and every unusual input is still
+/// jansson's. When it answers, the value is the one jansson's reading gives:
+/// `DirectReaderTests` compares the two over a corpus and random inputs.
+///
+/// It exists for speed: jansson builds a tree that is then copied into Swift values, and
+/// a push's payload paid more for that than for anything else the world does with it
+/// (Docs/Performance.md, "Instructions per push").
+struct DirectReader {
+    private let base: UnsafePointer<UInt8>
+    private let count: Int
+    private let maxDepth: Int
+    private var index = 0
+
+    /// Objects with more keys than this go to jansson, whose duplicate check is hashed;
+    /// below it a linear check is cheaper.
+    static let maxKeys = 32
+
+    private init(base: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
+        self.base = base
+        self.count = count
+        self.maxDepth = maxDepth
+    }
+
+    /// The value `bytes` holds, or nil when jansson should read them.
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> JSON? {
+        guard let base = bytes.baseAddress else { return nil }
+        var reader = DirectReader(base: base, count: bytes.count, maxDepth: maxDepth)
+        guard let value = reader.value(depth: 0) else { return nil }
+        reader.skipSpace()
+        // Not a ternary: `nil` there would be read as JSON's own null literal.
+        guard reader.index == reader.count else { return nil }
+        return value
+    }
+
+    private mutating func skipSpace() {
+        while index < count {
+            switch base[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value(depth: Int) -> JSON? {
+        skipSpace()
+        guard index < count else { return nil }
+        switch base[index] {
+        case UInt8(ascii: "{"): return object(depth: depth + 1)
+        case UInt8(ascii: "["): return array(depth: depth + 1)
+        case UInt8(ascii: "\""): return string().map(JSON.string)
+        case UInt8(ascii: "t"): return literal("true", .bool(true))
+        case UInt8(ascii: "f"): return literal("false", .bool(false))
+        case UInt8(ascii: "n"): return literal("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let bytes = UnsafeBufferPointer(start: base, count: count)
+            guard let length = JSONNumber.numberLength(bytes, from: index) else { return nil }
+            let text = String(
+                decoding: UnsafeBufferPointer(start: base + index, count: length), as: UTF8.self)
+            index += length
+            return .number(JSONNumber(validatedText: text))
+        default: return nil
+        }
+    }
+
+    private mutating func literal(_ word: StaticString, _ value: JSON) -> JSON? {
+        let length = word.utf8CodeUnitCount
+        guard count - index >= length else { return nil }
+        for offset in 0..<length where base[index + offset] != word.utf8Start[offset] { return nil }
+        index += length
+        return value
+    }
+
+    private mutating func object(depth: Int) -> JSON? {
+        guard depth <= maxDepth else { return nil }
+        index += 1
+        var object = JSONObject()
+        skipSpace()
+        if index < count && base[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(object)
+        }
+        object.reserveCapacity(4)
+        while true {
+            skipSpace()
+            guard index < count, base[index] == UInt8(ascii: "\""), let key = string(),
+                object.count < Self.maxKeys, !object.contains(key)
+            else { return nil }
+            skipSpace()
+            guard index < count, base[index] == UInt8(ascii: ":") else { return nil }
+            index += 1
+            guard let member = value(depth: depth) else { return nil }
+            object.appendUnique(key, member)
+            skipSpace()
+            guard index < count else { return nil }
+            switch base[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(object)
+            default: return nil
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) -> JSON? {
+        guard depth <= maxDepth else { return nil }
+        index += 1
+        var elements: [JSON] = []
+        skipSpace()
+        if index < count && base[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            guard let element = value(depth: depth) else { return nil }
+            elements.append(element)
+            skipSpace()
+            guard index < count else { return nil }
+            switch base[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(elements)
+            default: return nil
+            }
+        }
+    }
+
+    /// The string whose opening quote is at `index`, when it has no escape and no control
+    /// character and is valid UTF-8; `index` then stands past its closing quote.
+    private mutating func string() -> String? {
+        let start = index + 1
+        var at = start
+        var ascii = true
+        while true {
+            // Eight bytes at a time while all are printable ASCII, neither quote nor backslash.
+            while count - at >= 8, Lexemes.isPlain(UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self)) {
+                at += 8
+            }
+            guard at < count else { return nil }
+            let byte = base[at]
+            if byte == UInt8(ascii: "\"") { break }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            ascii = ascii && byte < 0x80
+            at += 1
+        }
+        let bytes = UnsafeBufferPointer(start: base + start, count: at - start)
+        index = at + 1
+        if ascii { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
