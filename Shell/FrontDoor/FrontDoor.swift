@@ -122,7 +122,8 @@ func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (Unsafe
     -> T
 {
     var size = 0
-    for header in headers { size += header.name.utf8.count + header.value.utf8.count }
+    // By index: iterating would copy each name and value (a retain and a release each).
+    for index in headers.indices { size += headers[index].name.utf8.count + headers[index].value.utf8.count }
     return withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(size, 1)) { text in
         withUnsafeTemporaryAllocation(of: cx_http_header.self, capacity: headers.count) { cHeaders in
             var at = text.baseAddress!
@@ -130,13 +131,18 @@ func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (Unsafe
             func copy(_ string: String) -> (UnsafePointer<CChar>, Int) {
                 let start = at
                 let count = string.utf8.count
-                UnsafeMutableRawBufferPointer(start: at, count: count).copyBytes(from: string.utf8)
+                let copied: Void? = string.utf8.withContiguousStorageIfAvailable { bytes in
+                    if let base = bytes.baseAddress {
+                        UnsafeMutableRawPointer(at).copyMemory(from: base, byteCount: count)
+                    }
+                }
+                if copied == nil { UnsafeMutableRawBufferPointer(start: at, count: count).copyBytes(from: string.utf8) }
                 at += count
                 return (UnsafePointer(start), count)
             }
-            for (index, header) in headers.enumerated() {
-                let (name, nameLength) = copy(header.name)
-                let (value, valueLength) = copy(header.value)
+            for index in headers.indices {
+                let (name, nameLength) = copy(headers[index].name)
+                let (value, valueLength) = copy(headers[index].value)
                 cHeaders.initializeElement(
                     at: index,
                     to: cx_http_header(name: name, name_len: nameLength, value: value, value_len: valueLength))

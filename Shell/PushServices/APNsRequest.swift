@@ -295,14 +295,22 @@ extension APNsRequest {
     }
 
     /// A device token as APNs compares it (lowercase), or nil when it is not an even
-    /// number of hex digits. Every push asks this of its 64 or more digits: bytes, not
-    /// characters, and a copy only when some digit is uppercase.
+    /// number of hex digits. Every push asks this of its 64 or more digits: eight bytes at
+    /// a time, and a copy only when some digit is uppercase.
     public static func normalizedToken(_ token: String) -> String? {
         var token = token
         let (valid, uppercase) = token.withUTF8 { bytes -> (Bool, Bool) in
             guard bytes.count % 2 == 0 else { return (false, false) }
+            guard let base = bytes.baseAddress else { return (true, false) }
             var uppercase = false
-            for byte in bytes {
+            var index = 0
+            while bytes.count - index >= 8 {
+                let word = HexWord(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                guard word.isAllHex else { return (false, false) }
+                uppercase = uppercase || word.hasUppercase
+                index += 8
+            }
+            for byte in bytes[index...] {
                 guard isHexDigit(byte) else { return (false, false) }
                 uppercase = uppercase || byte >= 0x41 && byte <= 0x46
             }
@@ -310,6 +318,32 @@ extension APNsRequest {
         }
         guard valid else { return nil }
         return uppercase ? token.lowercased() : token
+    }
+
+    /// Eight bytes of a token, tested at once. Each test adds to every byte a bias that
+    /// carries into its top bit exactly when the byte is in range; no byte overflows into
+    /// the next, because a byte past ASCII fails first.
+    struct HexWord {
+        let bits: UInt64
+        private static let ones: UInt64 = 0x0101_0101_0101_0101
+        private static let highs: UInt64 = 0x8080_8080_8080_8080
+
+        init(_ bits: UInt64) { self.bits = bits }
+
+        /// The top bit of each byte of `word` that lies in `low...high` (both below 0x80).
+        private static func inRange(_ word: UInt64, _ low: UInt8, _ high: UInt8) -> UInt64 {
+            (word &+ ones &* UInt64(0x80 - low)) & ~(word &+ ones &* UInt64(0x7F - high)) & highs
+        }
+
+        /// Every byte is `0-9`, `a-f` or `A-F`.
+        var isAllHex: Bool {
+            guard bits & Self.highs == 0 else { return false }
+            let lowered = bits | Self.ones &* 0x20
+            return Self.inRange(bits, 0x30, 0x39) | Self.inRange(lowered, 0x61, 0x66) == Self.highs
+        }
+
+        /// Some byte is `A-F` (asked only of a word that `isAllHex`).
+        var hasUppercase: Bool { Self.inRange(bits, 0x41, 0x46) != 0 }
     }
 
     static func isHexDigit(_ byte: UInt8) -> Bool {

@@ -19,6 +19,11 @@ struct DirectReader {
     /// below it a linear check is cheaper.
     static let maxKeys = 32
 
+    /// Inputs nested deeper than this go to jansson. The reader recurses once per level,
+    /// and a C caller's thread may have a small stack; past this depth the parse checks the
+    /// nesting in a loop (`Lexemes`) before anything recurses (`SmallStackTests`).
+    static let maxNesting = 32
+
     private init(base: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
         self.base = base
         self.count = count
@@ -28,7 +33,7 @@ struct DirectReader {
     /// The value `bytes` holds, or nil when jansson should read them.
     static func read(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> JSON? {
         guard let base = bytes.baseAddress else { return nil }
-        var reader = DirectReader(base: base, count: bytes.count, maxDepth: maxDepth)
+        var reader = DirectReader(base: base, count: bytes.count, maxDepth: min(maxDepth, maxNesting))
         guard let value = reader.value(depth: 0) else { return nil }
         reader.skipSpace()
         // Not a ternary: `nil` there would be read as JSON's own null literal.

@@ -39,8 +39,11 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     public func makeIterator() -> Iterator { Iterator(object: self) }
 
+    /// Lengths first: they tell most keys apart for the price of a load, where `==` on two
+    /// different strings calls into the runtime, and every push looks up a dozen keys.
     @inlinable public func index(of key: String) -> Int? {
-        keys.firstIndex(of: key)
+        let length = key.utf8.count
+        return keys.firstIndex { $0.utf8.count == length && $0 == key }
     }
 
     public func contains(_ key: String) -> Bool {

@@ -71,8 +71,10 @@ import Testing
             let object = String(repeating: #"{"a":"#, count: depth) + "1" + String(repeating: "}", count: depth)
             Self.expectSame(Array(object.utf8), limits: limits)
         }
-        let deep = String(repeating: "[", count: 129) + String(repeating: "]", count: 129)
-        Self.expectSame(Array(deep.utf8))
+        for depth in [DirectReader.maxNesting, DirectReader.maxNesting + 1, 128, 129] {
+            let deep = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            Self.expectSame(Array(deep.utf8))
+        }
     }
 
     @Test func objectsWithManyKeysReadTheSame() {

@@ -129,3 +129,35 @@ import Testing
             .validate { Self.records[$0] }.get()
     }
 }
+
+/// The token check reads eight bytes at a time: every byte value, at every place in a
+/// word and in the tail, against the check a byte at a time.
+@Suite struct TokenNormalizationTests {
+    static func reference(_ token: [UInt8]) -> String? {
+        guard token.count % 2 == 0,
+            token.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) })
+        else { return nil }
+        return String(decoding: token.map { (0x41...0x46).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    @Test func everyByteAtEveryPlaceIsJudgedAsOneAtATime() {
+        let valid = Array("0123456789abcdef0123456789ABCDEF0123".utf8)  // 36: four words and a tail
+        for place in valid.indices {
+            for byte in UInt8.min...UInt8.max {
+                var token = valid
+                token[place] = byte
+                guard let text = String(validating: token, as: UTF8.self) else { continue }
+                #expect(
+                    APNsRequest.normalizedToken(text) == Self.reference(token), "byte \(byte) at \(place)")
+            }
+        }
+        for place in 0..<valid.count - 1 {
+            var token = valid
+            token.replaceSubrange(place...place + 1, with: [0xC3, 0xA9])  // é: two bytes past ASCII
+            #expect(APNsRequest.normalizedToken(String(decoding: token, as: UTF8.self)) == nil)
+        }
+        #expect(APNsRequest.normalizedToken("") == "")
+        #expect(APNsRequest.normalizedToken("abc") == nil)
+        #expect(APNsRequest.normalizedToken(String(repeating: "AB", count: 32)) == String(repeating: "ab", count: 32))
+    }
+}

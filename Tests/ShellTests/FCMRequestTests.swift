@@ -99,3 +99,38 @@ import Testing
         #expect(message(validate(#"{"message":{"token":"tok","android":{"ttl":"2419200.5s"}}}"#)) != nil)
     }
 }
+
+/// The token's shape is checked eight bytes at a time: every ASCII byte, at every place
+/// in a word and in the tail, judged as printable-and-not-space is judged a byte at a time.
+@Suite struct FCMTokenShapeTests {
+    static func body(token: String) -> String {
+        let message: JSON = ["message": ["token": .string(token)]]
+        return message.compactText
+    }
+
+    @Test func everyByteAtEveryPlaceIsJudgedAsOneAtATime() {
+        let token = Array("abcdefghijklmnopqrstuvwxyz:_-0123456789".utf8)  // four words and a tail
+        for place in token.indices {
+            for byte in UInt8(0)...UInt8(0x7F) {
+                var bytes = token
+                bytes[place] = byte
+                let text = String(decoding: bytes, as: UTF8.self)
+                let body = Self.body(token: text)
+                let refused: Bool
+                if case .failure(let error) = FCMRequest(body: Array(body.utf8)).validate() {
+                    refused = error.message == "The registration token is not a valid FCM registration token"
+                } else {
+                    refused = false
+                }
+                #expect(refused == !(byte > 0x20 && byte < 0x7F), "byte \(byte) at \(place)")
+            }
+        }
+        let accented = String(decoding: token.prefix(8) + [0xC3, 0xA9] + token.dropFirst(10), as: UTF8.self)
+        let body = Self.body(token: accented)
+        if case .failure(let error) = FCMRequest(body: Array(body.utf8)).validate() {
+            #expect(error.message == "The registration token is not a valid FCM registration token")
+        } else {
+            Issue.record("a token with a byte past ASCII was taken")
+        }
+    }
+}

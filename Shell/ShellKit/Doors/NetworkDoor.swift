@@ -206,15 +206,19 @@ final class NetworkDoor {
             json.member("headers", headers: request.headers)
         }
         if !request.body.isEmpty { record.body = request.body }
-        if let device = report["device"]?.stringValue {
-            record.devices = [device]
-        } else if let devices = report["devices"]?.arrayValue {
-            record.devices = devices.compactMap { $0["device"]?.stringValue }
+        // One pass over the report's members, where a lookup each would pass six times.
+        for (key, value) in report {
+            switch key {
+            case "device": value.stringValue.map { record.devices = [$0] }
+            case "devices" where report["device"]?.stringValue == nil:
+                record.devices = value.arrayValue?.compactMap { $0["device"]?.stringValue } ?? []
+            case "reason": record.reason = value.stringValue
+            case "error": record.error = value.stringValue
+            case "effect": record.effect = value.stringValue
+            case "chaos": record.chaos = value.stringValue
+            default: break
+            }
         }
-        record.reason = report["reason"]?.stringValue
-        record.error = report["error"]?.stringValue
-        record.effect = report["effect"]?.stringValue
-        record.chaos = report["chaos"]?.stringValue
         record.deliveries = deliveries
         return record
     }
