@@ -32,7 +32,7 @@ struct LogWatchers {
     static let maxBehind = 50_000
     /// How long entries gather before they are rendered and sent. Under load, a renderer
     /// that woke for each entry, and woke the door to write it, cost the request path
-    /// more in thread switches than the rendering itself (Docs/Performance.md); a person
+    /// more in thread switches than the rendering itself (counted with callgrind); a person
     /// or a test reading the stream sees an entry this much later.
     static let gatherMilliseconds = 5
 

@@ -9,7 +9,7 @@
 /// machine a miss walks two page tables. Where the kernel's THP setting is `madvise`
 /// (Debian's default), glibc backs its heap with 2 MB pages only when its
 /// `glibc.malloc.hugetlb=1` tunable asks, and it reads tunables only as a process starts.
-/// Docs/Performance.md has what it changed.
+/// Docs/Scaling.md has why.
 public enum HugePageHeap {
     private static let tunable = "glibc.malloc.hugetlb"
 

@@ -62,7 +62,7 @@ final class CoreEndpoint: Sendable {
 
     /// A delivery line written straight into its bytes by the log's JSON writer: one a
     /// delivery, where building a `JSONObject` and serializing it cost the handler 9.0k
-    /// instructions against 6.4k (Docs/Performance.md).
+    /// instructions against 6.4k (callgrind).
     private static func line(capacity: Int, _ members: (inout RequestLog.JSONWriter) -> Void) -> String {
         var writer = RequestLog.JSONWriter()
         writer.bytes.reserveCapacity(capacity)

@@ -6,7 +6,7 @@ import ShellKit
 #if DEBUG
     FileHandle.standardError.write(Data("cxbench: a debug build measures the debugger's code; use `make bench`\n".utf8))
 #endif
-// On the heap `cxshell serve` asks for (Docs/Performance.md, seventh pass).
+// On the heap `cxshell serve` asks for (`HugePageHeap`, Docs/Scaling.md).
 HugePageHeap.adopt()
 let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
 let only = Set(CommandLine.arguments.dropFirst())
