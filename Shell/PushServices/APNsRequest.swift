@@ -305,7 +305,7 @@ extension APNsRequest {
             var uppercase = false
             var index = 0
             while bytes.count - index >= 8 {
-                let word = HexWord(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                let word = HexWord(ByteWord(at: base + index).bits)
                 guard word.isAllHex else { return (false, false) }
                 uppercase = uppercase || word.hasUppercase
                 index += 8

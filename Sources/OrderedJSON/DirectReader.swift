@@ -99,15 +99,8 @@ struct DirectReader {
             index += 1
             guard let member = value(depth: depth) else { return nil }
             object.appendUnique(key, member)
-            skipSpace()
-            guard index < count else { return nil }
-            switch base[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                return .object(object)
-            default: return nil
-            }
+            guard let closed = separator(closing: UInt8(ascii: "}")) else { return nil }
+            if closed { return .object(object) }
         }
     }
 
@@ -123,16 +116,20 @@ struct DirectReader {
         while true {
             guard let element = value(depth: depth) else { return nil }
             elements.append(element)
-            skipSpace()
-            guard index < count else { return nil }
-            switch base[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"):
-                index += 1
-                return .array(elements)
-            default: return nil
-            }
+            guard let closed = separator(closing: UInt8(ascii: "]")) else { return nil }
+            if closed { return .array(elements) }
         }
+    }
+
+    /// After a member or an element: true past `closing`, false past a comma, nil at
+    /// anything else.
+    private mutating func separator(closing: UInt8) -> Bool? {
+        skipSpace()
+        guard index < count else { return nil }
+        let byte = base[index]
+        guard byte == UInt8(ascii: ",") || byte == closing else { return nil }
+        index += 1
+        return byte == closing
     }
 
     /// The string whose opening quote is at `index`, when it has no escape and no control
@@ -143,7 +140,7 @@ struct DirectReader {
         var ascii = true
         while true {
             // Eight bytes at a time while all are printable ASCII, neither quote nor backslash.
-            while count - at >= 8, Lexemes.isPlain(UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self)) {
+            while count - at >= 8, Lexemes.isPlain(ByteWord(at: base + at).bits) {
                 at += 8
             }
             guard at < count else { return nil }
