@@ -27,6 +27,9 @@ public struct DeviceOptions: Sendable, Equatable {
     /// Android: what the app ships for its notifications (PH-6).
     public var resources: AppResources
 
+    /// How many notifications the tray keeps for the app; nil: the platform's (`TrayLimit`).
+    public var trayLimit: Int?
+
     /// The capabilities an app may have.
     public static let knownCapabilities = ["time-sensitive", "critical-alerts"]
 
@@ -47,7 +50,7 @@ public struct DeviceOptions: Sendable, Equatable {
     public init(
         apnsEnvironment: APNsEnvironment = .production, fcmProject: String = "cxshell",
         apnsTeam: String = "TEAM000001", androidAPI: Int = 34, backgroundPushesPerHour: Int = 3,
-        capabilities: [String] = [], resources: AppResources = AppResources()
+        capabilities: [String] = [], resources: AppResources = AppResources(), trayLimit: Int? = nil
     ) {
         self.apnsEnvironment = apnsEnvironment
         self.fcmProject = fcmProject
@@ -56,6 +59,7 @@ public struct DeviceOptions: Sendable, Equatable {
         self.backgroundPushesPerHour = backgroundPushesPerHour
         self.capabilities = capabilities
         self.resources = resources
+        self.trayLimit = trayLimit
     }
 }
 
@@ -101,7 +105,7 @@ public final class Device: PushSystem {
         var tray = Tray()
         var droppedTapsInEndedProcesses = 0
         /// Set while the plugin posts during one push, for the push's outcome.
-        var lastPost: (id: String, replaced: Bool)?
+        var lastPost: PushOutcome.Posted?
         var nextMessage = 1
         /// iOS: the app icon's badge, as the last `aps.badge` set it (PH-5).
         var badge = 0
@@ -226,6 +230,8 @@ public final class Device: PushSystem {
     /// condition send asks every device, and a sorted copy each would cost it an array.
     public func topics(satisfy test: (Set<String>) -> Bool) -> Bool { state.withLock { test($0.topics) } }
     public var trayEntries: [TrayEntry] { state.withLock { $0.tray.entries } }
+    /// How many entries the tray keeps for the app, and what one more does.
+    public var trayLimit: TrayLimit { TrayLimit.of(platform, count: options.trayLimit) }
 
     /// The number on the app's icon (PH-5): iOS, as `aps.badge` last set it; Android, the
     /// last `notification_count` a notification set, else the tray's entries; web, 0.
@@ -676,12 +682,11 @@ public final class Device: PushSystem {
             let alert = aps["alert"]
             let title = alert?["title"]?.stringValue
             let body = alert?.stringValue ?? alert?["body"]?.stringValue
-            let posted = state.withLock {
+            return state.withLock {
                 $0.tray.post(
                     title: title, body: body, collapseKey: collapseID, content: .ios(userInfo: payload),
-                    buttons: buttons, presented: presented)
+                    limit: trayLimit, buttons: buttons, presented: presented)
             }
-            return PushOutcome.Posted(id: posted.id, replaced: posted.replaced)
         }
         switch (app, process) {
         case (.foreground, let process?):
@@ -776,7 +781,7 @@ public final class Device: PushSystem {
             extras["google.delivered_priority"] = .string((message.priority ?? "normal").lowercased())
             extras["collapse_key"] = .string(message.collapseKey ?? bundleID)
             let channels = hasChannels
-            let shown = state.withLock { state -> Result<(id: String, replaced: Bool), ChannelOff> in
+            let shown = state.withLock { state -> Result<PushOutcome.Posted, ChannelOff> in
                 let channel =
                     channels
                     ? state.notificationChannels.channelForFCM(
@@ -786,20 +791,21 @@ public final class Device: PushSystem {
                 return .success(
                     state.tray.post(
                         title: message.title, body: message.body, collapseKey: message.tag,
-                        content: .android(intent: AndroidIntent(extras: extras)), channel: channel?.id,
+                        content: .android(intent: AndroidIntent(extras: extras)), limit: trayLimit,
+                        channel: channel?.id,
                         icon: NotificationChannelList.iconForFCM(requested: message.icon, resources: options.resources)
                     ))
             }
-            let posted: (id: String, replaced: Bool)
+            let posted: PushOutcome.Posted
             switch shown {
             case .success(let entry): posted = entry
             case .failure(let off):
                 return PushOutcome(
                     effect: "displayed by FCM on channel '\(off.id)', which the user turned off: not shown (PH-6)")
             }
-            let phrase = PushOutcome.Posted(id: posted.id, replaced: posted.replaced).phrase
             return PushOutcome(
-                effect: "displayed by FCM: \(phrase); its tap carries the data keys only, no event until then (DEL-3)",
+                effect:
+                    "displayed by FCM: \(posted.phrase); its tap carries the data keys only, no event until then (DEL-3)",
                 trayID: posted.id)
         }
         // A data message runs onMessageReceived in the background; a killed app's
@@ -861,6 +867,7 @@ public final class Device: PushSystem {
                 title: notification.title, body: notification.body, collapseKey: notification.tag,
                 content: .android(
                     intent: AndroidIntent(action: notification.intentAction, extras: notification.intentExtras)),
+                limit: trayLimit,
                 buttons: notification.actions.map { TrayEntry.Button(action: $0.action, intent: $0.intent) },
                 channel: channel?.id, icon: notification.icon)
         }
@@ -957,7 +964,7 @@ public final class Device: PushSystem {
         }
         body()
         return state.withLock { state in
-            if let post = state.lastPost { return PushOutcome.Posted(id: post.id, replaced: post.replaced) }
+            if let post = state.lastPost { return post }
             if let channel = state.lastBlockedChannel {
                 return PushOutcome.Posted(id: nil, replaced: false, blockedChannel: channel)
             }
@@ -997,6 +1004,11 @@ extension PushOutcome {
         var id: String?
         var replaced: Bool
         var refused = false
+        /// The tray held `full` entries, Android's limit: the new one was not shown.
+        var full: Int?
+        /// The oldest entry, let go so the new one fits in the `kept` the tray keeps.
+        var dropped: String?
+        var kept = 0
         /// Posted on a channel the user turned off (PH-6).
         var blockedChannel: String?
 
@@ -1008,6 +1020,11 @@ extension PushOutcome {
 
         func appendPhrase(to text: inout String) {
             guard let id else {
+                if let full {
+                    text += "not shown: the app already has \(full) notifications in the tray, "
+                    text += "as many as Android keeps for one app (device option tray_limit)"
+                    return
+                }
                 if let blockedChannel {
                     text += "not shown: the user turned off its channel '\(blockedChannel)' (PH-6)"
                     return
@@ -1022,6 +1039,10 @@ extension PushOutcome {
             } else {
                 text += "shown in the tray as "
                 text += id
+            }
+            if let dropped {
+                text += "; the oldest entry, \(dropped), left the tray, which keeps \(kept) for one app"
+                text += " (device option tray_limit)"
             }
         }
     }

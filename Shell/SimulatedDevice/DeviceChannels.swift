@@ -440,13 +440,13 @@ extension Device {
         let posted = state.withLock {
             $0.tray.post(
                 title: message.title ?? registration.title ?? arrival.message.topic, body: message.body,
-                collapseKey: nil, content: .channel(event: event))
+                collapseKey: nil, content: .channel(event: event), limit: trayLimit)
         }
         return (
             message.messageID,
             PushOutcome(
                 effect:
-                    "shown in the tray as \(posted.id) (the app is in the background); no event until it is tapped (APW-5)",
+                    "\(posted.phrase) (the app is in the background); no event until it is tapped (APW-5)",
                 trayID: posted.id)
         )
     }

@@ -59,6 +59,33 @@ public struct TrayEntry: Sendable, Equatable {
     }
 }
 
+/// How many entries the OS keeps in the tray for one app, and what one more does.
+public struct TrayLimit: Sendable, Equatable {
+    /// The most entries the app may have at once.
+    public var count: Int
+    /// Android refuses a new notification when the app already has `count` (its
+    /// NotificationManagerService: "Package has already posted 50 notifications. Not showing
+    /// more."); iOS and the web show it and let the oldest go.
+    public var refusesNew: Bool
+
+    public init(count: Int, refusesNew: Bool) {
+        self.count = count
+        self.refusesNew = refusesNew
+    }
+
+    /// The counts a `tray_limit` device option may give.
+    public static let counts = 1...1000
+
+    /// A platform's limit: Android's is its own 50 (`MAX_PACKAGE_NOTIFICATIONS`); Apple
+    /// publishes none for delivered notifications, so iOS's and the web's 64 are ours (the
+    /// same as iOS's bound on an app's pending local notifications). `count`, when given,
+    /// is the device option's.
+    public static func of(_ platform: PushPlatform, count: Int? = nil) -> TrayLimit {
+        platform == .android
+            ? TrayLimit(count: count ?? 50, refusesNew: true) : TrayLimit(count: count ?? 64, refusesNew: false)
+    }
+}
+
 /// The tray: entries oldest first, collapse by key, ids `t1`, `t2`, … per device.
 struct Tray {
     private(set) var entries: [TrayEntry] = []
@@ -72,21 +99,36 @@ struct Tray {
         self.nextID = max(nextID, 1)
     }
 
-    /// Posts an entry, or replaces the one with the same collapse key (it keeps its
-    /// id and becomes the newest). Returns the entry's id and whether it replaced one.
+    /// Posts an entry, or replaces the one with the same collapse key (it keeps its id and
+    /// becomes the newest; a replacement is never refused, on Android either). A new entry
+    /// on a tray holding `limit.count` is refused, or lets the oldest go (`TrayLimit`).
     mutating func post(
-        title: String?, body: String?, collapseKey: String?, content: TrayEntry.Content,
+        title: String?, body: String?, collapseKey: String?, content: TrayEntry.Content, limit: TrayLimit,
         buttons: [TrayEntry.Button] = [], presented: TrayEntry.Presentation? = nil, channel: String? = nil,
         icon: String? = nil
-    ) -> (id: String, replaced: Bool) {
-        let replaced = collapseKey.flatMap { key in entries.firstIndex { $0.collapseKey == key } }
-        let id = replaced.map { entries.remove(at: $0).id } ?? "t\(nextID)"
-        if replaced == nil { nextID += 1 }
+    ) -> PushOutcome.Posted {
+        var posted = PushOutcome.Posted(id: nil, replaced: false)
+        if let key = collapseKey, let index = entries.firstIndex(where: { $0.collapseKey == key }) {
+            posted.id = entries.remove(at: index).id
+            posted.replaced = true
+        } else {
+            if entries.count >= limit.count {
+                if limit.refusesNew {
+                    posted.full = limit.count
+                    return posted
+                }
+                posted.dropped = entries[0].id
+                posted.kept = limit.count
+                entries.removeFirst(entries.count - limit.count + 1)
+            }
+            posted.id = "t\(nextID)"
+            nextID += 1
+        }
         entries.append(
             TrayEntry(
-                id: id, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
+                id: posted.id!, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
                 presented: presented, channel: channel, icon: icon))
-        return (id, replaced != nil)
+        return posted
     }
 
     mutating func remove(_ id: String) -> TrayEntry? {

@@ -635,4 +635,78 @@ import Testing
         #expect(try api.call(shell, "GET", "/api/v1/log/999/simctl").status == 404)
         #expect(shell.stop() == 0)
     }
+
+    func trayIDs(_ session: Session) throws -> [String] {
+        try reply(session, #"{"op":"tray"}"#)["entries"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+    }
+
+    @Test func aFullAndroidTrayRefusesANewNotificationButNotAReplacementAndTheAppStillRuns() throws {
+        let session = Session()
+        let token = try androidApp(session)
+        #expect(try reply(session, #"{"op":"state"}"#)["tray_limit"] == 50)
+        func notify(_ tag: String = "") throws -> JSON {
+            let android = tag.isEmpty ? "" : #","android":{"notification":{"tag":"\#(tag)"}}"#
+            return try reply(
+                session,
+                #"{"op":"fcm","body":{"message":{"token":"\#(token)","notification":{"title":"t"}\#(android)}}}"#)
+        }
+        #expect(try notify("score")["tray_id"] == "t1")
+        for _ in 2...50 { _ = try notify() }
+        #expect(try trayIDs(session) == (1...50).map { "t\($0)" })
+        let refused = try notify()
+        #expect(refused["ok"] == true && refused["tray_id"] == nil)
+        #expect(
+            refused["effect"]
+                == "displayed by FCM: not shown: the app already has 50 notifications in the tray, as many as Android keeps for one app (device option tray_limit); its tap carries the data keys only, no event until then (DEL-3)"
+        )
+        // A replacement is not a new notification: it is shown, and becomes the newest.
+        let replaced = try notify("score")
+        #expect(replaced["tray_id"] == "t1", "\(replaced)")
+        #expect(try trayIDs(session) == (2...50).map { "t\($0)" } + ["t1"])
+        // A data message still runs the app, in the foreground too; only the post is refused.
+        _ = try reply(session, #"{"op":"launch"}"#)
+        let data = try reply(session, #"{"op":"fcm","body":{"message":{"token":"\#(token)","data":{"a":"1"}}}}"#)
+        #expect(
+            data["effect"]?.stringValue?.hasPrefix("onMessageReceived ran with no events subscriber") == true
+                && data["effect"]?.stringValue?.hasSuffix(
+                    "and not shown: the app already has 50 notifications in the tray, as many as Android keeps for one app (device option tray_limit)"
+                ) == true, "\(data)")
+        // Room again once the user clears one.
+        _ = try reply(session, #"{"op":"dismiss","which":"oldest"}"#)
+        #expect(try notify()["tray_id"] == "t51")
+    }
+
+    @Test func aFullIOSTrayLetsTheOldestGoAndTheLimitIsADeviceOption() throws {
+        let session = Session()
+        for line in [
+            #"{"op":"device","platform":"ios","tray_limit":3}"#, #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#, #"{"op":"kill"}"#,
+        ] {
+            #expect(try reply(session, line)["ok"] == true, "\(line)")
+        }
+        #expect(try reply(session, #"{"op":"state"}"#)["tray_limit"] == 3)
+        for text in ["one", "two", "three"] { _ = try apns(session, #"{"alert":"\#(text)"}"#) }
+        let fourth = try apns(session, #"{"alert":"four"}"#)
+        #expect(fourth["tray_id"] == "t4")
+        #expect(
+            fourth["effect"]
+                == "shown in the tray as t4; the oldest entry, t1, left the tray, which keeps 3 for one app (device option tray_limit) (the app is not running); no event until it is tapped (DEL-2)"
+        )
+        #expect(try trayIDs(session) == ["t2", "t3", "t4"])
+        // Tapping what is left still opens with its own payload.
+        _ = try reply(session, #"{"op":"tap","which":"oldest"}"#)
+        #expect(try trayIDs(session) == ["t3", "t4"])
+
+        // iOS's default, and bad values, which make no device.
+        let other = Session()
+        _ = try reply(other, #"{"op":"device","platform":"ios"}"#)
+        #expect(try reply(other, #"{"op":"state"}"#)["tray_limit"] == 64)
+        for bad in ["0", "1001", #""many""#, "2.5"] {
+            let refused = try reply(other, #"{"op":"device","platform":"web","tray_limit":\#(bad)}"#)
+            #expect(
+                refused["error"]?.stringValue == "\"tray_limit\" must be a whole number from 1 to 1000, not \(bad)",
+                "\(refused)")
+        }
+        #expect(try reply(other, #"{"op":"devices"}"#)["devices"]?.arrayValue?.count == 1)
+    }
 }

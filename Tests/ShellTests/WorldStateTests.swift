@@ -19,7 +19,7 @@ import Testing
     /// Two phones with something in each tray, a rotated token, a topic, a key, a rule, time.
     func filledWorld() throws -> (session: Session, ios: String, retired: String, android: String) {
         let session = Session()
-        _ = try reply(session, #"{"op":"device","platform":"ios"}"#)
+        _ = try reply(session, #"{"op":"device","platform":"ios","tray_limit":5}"#)
         _ = try reply(session, #"{"op":"launch"}"#)
         let retired = try token(try reply(session, #"{"op":"call","plugin":"push","method":"register"}"#))
         let ios = try #require(try reply(session, #"{"op":"rotate_token"}"#)["token"]?.stringValue)
@@ -76,6 +76,7 @@ import Testing
         // iOS keeps its tray across the reboot, Android clears it; apps are not running.
         #expect(try reply(new, #"{"op":"tray","device":"d1"}"#)["entries"]?.arrayValue?.map { $0["body"] } == ["kept"])
         #expect(try reply(new, #"{"op":"tray","device":"d2"}"#)["entries"] == .array([]))
+        #expect(try reply(new, #"{"op":"state","device":"d1"}"#)["tray_limit"] == 5)
         // The app's categories, and the kept entry's action buttons (PH-1, PH-2).
         #expect(try reply(new, #"{"op":"state","device":"d1"}"#)["categories"]?.arrayValue?.count == 1)
         #expect(
@@ -129,6 +130,10 @@ import Testing
         (
             #"{"cxshell_state":1,"devices":{"list":[{"id":"d1","platform":"pager","bundle":"b","installed":true}]}}"#,
             "the state document's devices.list[0].platform must be one of the known names"
+        ),
+        (
+            #"{"cxshell_state":1,"devices":{"list":[{"id":"d1","platform":"ios","bundle":"b","installed":true,"tray_limit":0}]}}"#,
+            "the state document's devices.list[0].tray_limit must be a whole number from 1 to 1000"
         ),
         (
             #"{"cxshell_state":1,"credentials":{"apns_keys":[{"key_id":"K","team":"T","public_key":"no"}]}}"#,

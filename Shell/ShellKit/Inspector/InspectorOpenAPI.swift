@@ -484,7 +484,7 @@ enum InspectorOpenAPI {
            },
            "post": {
             "summary": "Make devices",
-            "description": "The `device` op's options (`platform`, `bundle`, `apns_environment`, `apns_team`, `fcm_project`, `android_api`, `background_pushes_per_hour`, `capabilities`, `resources`), `count` of them; with `ready: true` each is launched, registered and its core subscribed to `push` `events` with key `push`.",
+            "description": "The `device` op's options (`platform`, `bundle`, `apns_environment`, `apns_team`, `fcm_project`, `android_api`, `background_pushes_per_hour`, `capabilities`, `resources`, `tray_limit`), `count` of them; with `ready: true` each is launched, registered and its core subscribed to `push` `events` with key `push`.",
             "requestBody": {
              "required": true,
              "content": {

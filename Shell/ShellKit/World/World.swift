@@ -359,6 +359,7 @@ extension Device {
         }
         state["channels"] = .array(channelSummaries.map(JSON.object))
         state["badge"] = .integer(Int64(badge))
+        state["tray_limit"] = .integer(Int64(trayLimit.count))
         if platform == .ios {
             state["low_power"] = .bool(isLowPower)
             state["focus"] = .bool(isFocused)

@@ -254,6 +254,7 @@ extension World {
         ] {
             object[key] = value
         }
+        if let limit = device.options.trayLimit { object["tray_limit"] = .integer(Int64(limit)) }
         return object
     }
 
@@ -302,6 +303,12 @@ extension World {
                             presented: entry.object["presented"] == nil
                                 ? nil : try entry.value("presented", TrayEntry.Presentation.self)))
                 }
+                let trayLimit = try device.optionalInteger("tray_limit").map { Int(clamping: $0) }
+                if let trayLimit, !TrayLimit.counts.contains(trayLimit) {
+                    throw device.wrong(
+                        "tray_limit",
+                        "a whole number from \(TrayLimit.counts.lowerBound) to \(TrayLimit.counts.upperBound)")
+                }
                 let options = DeviceOptions(
                     apnsEnvironment: try device.value("apns_environment", APNsEnvironment.self, default: .production),
                     fcmProject: try device.optionalString("fcm_project") ?? DeviceOptions().fcmProject,
@@ -315,7 +322,7 @@ extension World {
                     },
                     resources: try Self.read(device, "resources", as: "an app's resources", none: AppResources()) {
                         AppResources.parse($0)
-                    })
+                    }, trayLimit: trayLimit)
                 let state = Device.Saved(
                     installed: try device.bool("installed"), bundleID: try device.string("bundle"),
                     permission: try device.value("permission", PushAuthorization.self, default: .undetermined),

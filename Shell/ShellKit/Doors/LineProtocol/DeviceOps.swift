@@ -63,6 +63,14 @@ extension LineProtocol {
             case .failure(let refusal): throw request.invalid(refusal.message)
             }
         }
+        if let value = request.fields["tray_limit"] {
+            guard let count = value.integerValue.map(Int.init), TrayLimit.counts.contains(count) else {
+                throw request.invalid(
+                    "\"tray_limit\" must be a whole number from \(TrayLimit.counts.lowerBound) to \(TrayLimit.counts.upperBound), not \(value.compactText)"
+                )
+            }
+            options.trayLimit = count
+        }
         if let value = request.fields["capabilities"] {
             guard platform == .ios else {
                 throw request.invalid(
