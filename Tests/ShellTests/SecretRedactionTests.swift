@@ -25,6 +25,39 @@ import Testing
         #expect(Redaction.header(name: "apns-topic", value: "com.example.app") == "com.example.app")
     }
 
+    /// `Redaction.jwt` reads bytes; the reference splits the text into `Character`s, as it
+    /// once did. They agree on chosen edges and 20,000 seeded strings of JWT-like pieces
+    /// (dots, base64url, a CR LF that is one character, non-ASCII, a space).
+    @Test func theJWTRedactionReadAsBytesAgreesWithTheCharacterReference() {
+        func reference(_ text: String) -> String? {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0].hasPrefix("eyJ"), parts[1].count > 1,
+                parts.allSatisfy({
+                    $0.unicodeScalars.allSatisfy { scalar in
+                        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
+                            || "-_=".unicodeScalars.contains(scalar)
+                    }
+                })
+            else { return nil }
+            if parts[2].isEmpty { return text }
+            return "\(parts[0]).\(parts[1]).[redacted signature: \(parts[2].count) characters]"
+        }
+        let edges = [
+            "", ".", "..", "...", "eyJ..", "eyJ.a.", "eyJ.ab.", "eyJ.ab.c", "eyJ.ab.c.", "eyJab.cd.ef", "eyj.ab.cd",
+            "ey.ab.cd", "eyJ.ab.c=d", "eyJ.a\r\nb.c", "eyJ.ab.cé", "eyJ .ab.c", "xeyJ.ab.cd", "eyJ.ab.c/d",
+            "eyJ.ab.c+d",
+        ]
+        var random = SplitMix(seed: 40)
+        let pieces = ["eyJ", "e", "y", "J", ".", ".", "a", "Zz9", "-", "_", "=", "\r\n", "é", " ", "+", "/", "ab"]
+        let generated = (0..<20_000).map { _ in
+            (0..<Int.random(in: 0...9, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+        }
+        var disagreements: [String] = []
+        for text in edges + generated where Redaction.jwt(text) != reference(text) { disagreements.append(text) }
+        #expect(disagreements.isEmpty, "\(disagreements.count) disagree, such as \(disagreements.prefix(5))")
+        #expect(reference("eyJ.ab.c") != nil)  // the generator reaches real JWTs too
+    }
+
     @Test func bodiesLoseTheirSecretMembersAndKeepEverythingElseAsSent() throws {
         let push = Array(#"{"aps":{"alert":"hi"},"key":"not a secret in a payload"}"#.utf8)
         #expect(Redaction.body(push) == push)

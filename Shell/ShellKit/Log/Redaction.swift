@@ -33,14 +33,38 @@ public enum Redaction {
 
     /// A JWT with its signature redacted, its header and claims kept as sent; nil when
     /// `text` is not three base64url parts.
+    ///
+    /// Read as bytes in one pass: a stream of the log redacts every push's provider token,
+    /// and splitting it into `Character`s cost more than the rest of the entry.
     public static func jwt(_ text: String) -> String? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        // A JWT's header is a base64url JSON object: it starts `eyJ` (`{"`).
-        guard parts.count == 3, parts[0].hasPrefix("eyJ"), parts[1].count > 1,
-            parts.allSatisfy({ $0.utf8.allSatisfy(isBase64URL) })
-        else { return nil }
-        if parts[2].isEmpty { return text }
-        return "\(parts[0]).\(parts[1]).[redacted signature: \(parts[2].count) characters]"
+        var copy = text
+        return copy.withUTF8 { bytes -> String? in
+            // Every byte base64url but exactly two dots; all ASCII, so a byte is a character.
+            var dots = (first: -1, second: -1)
+            for index in bytes.indices {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: ".") {
+                    if dots.first < 0 {
+                        dots.first = index
+                    } else if dots.second < 0 {
+                        dots.second = index
+                    } else {
+                        return nil
+                    }
+                } else if !isBase64URL(byte) {
+                    return nil
+                }
+            }
+            // A JWT's header is a base64url JSON object: it starts `eyJ` (`{"`).
+            guard dots.second > 0, dots.first >= 3, bytes[0] == UInt8(ascii: "e"), bytes[1] == UInt8(ascii: "y"),
+                bytes[2] == UInt8(ascii: "J"), dots.second - dots.first > 2
+            else { return nil }
+            let signature = bytes.count - dots.second - 1
+            if signature == 0 { return text }
+            var shown = Array(bytes[...dots.second])
+            shown += "[redacted signature: \(signature) characters]".utf8
+            return String(decoding: shown, as: UTF8.self)
+        }
     }
 
     /// A secret whatever its kind: a JWT keeps its header and claims, anything else is opaque.
@@ -50,7 +74,10 @@ public enum Redaction {
 
     /// A header's value as the log shows it.
     public static func header(name: String, value: String) -> String {
-        guard secretHeaders.contains(name.lowercased()) else { return value }
+        // HTTP/2's names are lowercase already: no lowercase copy of each one.
+        let lowercase =
+            name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? name.lowercased() : name
+        guard secretHeaders.contains(lowercase) else { return value }
         // `Bearer <token>`, `Basic <…>`, FCM's legacy `key=<key>`: the scheme stays.
         if let space = value.firstIndex(of: " ") {
             let scheme = value[..<space]
@@ -63,7 +90,7 @@ public enum Redaction {
 
     /// A request target with the secret members of its query redacted.
     public static func path(_ path: String) -> String {
-        guard let mark = path.firstIndex(of: "?") else { return path }
+        guard let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return path }
         let query = path[path.index(after: mark)...]
         guard let redacted = form(Array(query.utf8)) else { return path }
         return String(path[...mark]) + String(decoding: redacted, as: UTF8.self)
