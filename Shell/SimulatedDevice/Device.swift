@@ -1022,7 +1022,7 @@ extension PushOutcome {
             guard let id else {
                 if let full {
                     text += "not shown: the app already has \(full) notifications in the tray, "
-                    text += "as many as Android keeps for one app (device option tray_limit)"
+                    text += "the most this phone keeps for one app (Android refuses more; device option tray_limit)"
                     return
                 }
                 if let blockedChannel {

@@ -657,7 +657,7 @@ import Testing
         #expect(refused["ok"] == true && refused["tray_id"] == nil)
         #expect(
             refused["effect"]
-                == "displayed by FCM: not shown: the app already has 50 notifications in the tray, as many as Android keeps for one app (device option tray_limit); its tap carries the data keys only, no event until then (DEL-3)"
+                == "displayed by FCM: not shown: the app already has 50 notifications in the tray, the most this phone keeps for one app (Android refuses more; device option tray_limit); its tap carries the data keys only, no event until then (DEL-3)"
         )
         // A replacement is not a new notification: it is shown, and becomes the newest.
         let replaced = try notify("score")
@@ -669,7 +669,7 @@ import Testing
         #expect(
             data["effect"]?.stringValue?.hasPrefix("onMessageReceived ran with no events subscriber") == true
                 && data["effect"]?.stringValue?.hasSuffix(
-                    "and not shown: the app already has 50 notifications in the tray, as many as Android keeps for one app (device option tray_limit)"
+                    "and not shown: the app already has 50 notifications in the tray, the most this phone keeps for one app (Android refuses more; device option tray_limit)"
                 ) == true, "\(data)")
         // Room again once the user clears one.
         _ = try reply(session, #"{"op":"dismiss","which":"oldest"}"#)
