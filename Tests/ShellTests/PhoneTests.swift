@@ -693,8 +693,11 @@ import Testing
                 == "shown in the tray as t4; the oldest entry, t1, left the tray, which keeps 3 for one app (device option tray_limit) (the app is not running); no event until it is tapped (DEL-2)"
         )
         #expect(try trayIDs(session) == ["t2", "t3", "t4"])
-        // Tapping what is left still opens with its own payload.
-        _ = try reply(session, #"{"op":"tap","which":"oldest"}"#)
+        // The oldest left is t2 now: t1 is gone for taps too.
+        #expect(try reply(session, #"{"op":"tap","which":"oldest"}"#)["id"] == "t2")
+        #expect(
+            try reply(session, #"{"op":"tap","which":"t1"}"#)["error"]?.stringValue?.hasPrefix(
+                "no tray entry has id 't1'") == true)
         #expect(try trayIDs(session) == ["t3", "t4"])
 
         // iOS's default, and bad values, which make no device.

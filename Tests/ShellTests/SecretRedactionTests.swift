@@ -49,13 +49,18 @@ import Testing
         ]
         var random = SplitMix(seed: 40)
         let pieces = ["eyJ", "e", "y", "J", ".", ".", "a", "Zz9", "-", "_", "=", "\r\n", "é", " ", "+", "/", "ab"]
-        let generated = (0..<20_000).map { _ in
-            (0..<Int.random(in: 0...9, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+        func joined(_ most: Int) -> String {
+            (0..<Int.random(in: 0...most, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+        }
+        // Half free-form, half shaped as a JWT whose parts may still hold anything.
+        let generated = (0..<20_000).map { index in
+            index % 2 == 0 ? joined(9) : "eyJ" + joined(2) + "." + joined(3) + "." + joined(3)
         }
         var disagreements: [String] = []
         for text in edges + generated where Redaction.jwt(text) != reference(text) { disagreements.append(text) }
         #expect(disagreements.isEmpty, "\(disagreements.count) disagree, such as \(disagreements.prefix(5))")
-        #expect(reference("eyJ.ab.c") != nil)  // the generator reaches real JWTs too
+        // The generator reaches real JWTs too, with and without a signature.
+        #expect(generated.filter { reference($0) != nil }.count > 500)
     }
 
     @Test func bodiesLoseTheirSecretMembersAndKeepEverythingElseAsSent() throws {
