@@ -44,6 +44,17 @@ public struct DeviceOptions: Sendable, Equatable {
         return .success(knownCapabilities.filter(list.contains))
     }
 
+    /// The `tray_limit` option as a request or a state file gives it (`TrayLimit.counts`).
+    public static func trayLimit(_ value: JSON) -> Result<Int, DeviceRefusal> {
+        guard let count = value.integerValue.map(Int.init), TrayLimit.counts.contains(count) else {
+            return .failure(
+                DeviceRefusal(
+                    "\"tray_limit\" must be a whole number from \(TrayLimit.counts.lowerBound) to \(TrayLimit.counts.upperBound), not \(value.compactText)"
+                ))
+        }
+        return .success(count)
+    }
+
     /// The API levels a device may run: Android 5.0 (21) to Android 15 (35).
     public static let androidAPIs = 21...35
 
@@ -1007,8 +1018,7 @@ extension PushOutcome {
         /// The tray held `full` entries, Android's limit: the new one was not shown.
         var full: Int?
         /// The oldest entry, let go so the new one fits in the `kept` the tray keeps.
-        var dropped: String?
-        var kept = 0
+        var dropped: (id: String, kept: Int)?
         /// Posted on a channel the user turned off (PH-6).
         var blockedChannel: String?
 
@@ -1041,7 +1051,7 @@ extension PushOutcome {
                 text += id
             }
             if let dropped {
-                text += "; the oldest entry, \(dropped), left the tray, which keeps \(kept) for one app"
+                text += "; the oldest entry, \(dropped.id), left the tray, which keeps \(dropped.kept) for one app"
                 text += " (device option tray_limit)"
             }
         }

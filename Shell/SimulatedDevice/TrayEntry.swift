@@ -68,11 +68,6 @@ public struct TrayLimit: Sendable, Equatable {
     /// more."); iOS and the web show it and let the oldest go.
     public var refusesNew: Bool
 
-    public init(count: Int, refusesNew: Bool) {
-        self.count = count
-        self.refusesNew = refusesNew
-    }
-
     /// The counts a `tray_limit` device option may give.
     public static let counts = 1...1000
 
@@ -108,8 +103,9 @@ struct Tray {
         icon: String? = nil
     ) -> PushOutcome.Posted {
         var posted = PushOutcome.Posted(id: nil, replaced: false)
+        let id: String
         if let key = collapseKey, let index = entries.firstIndex(where: { $0.collapseKey == key }) {
-            posted.id = entries.remove(at: index).id
+            id = entries.remove(at: index).id
             posted.replaced = true
         } else {
             if entries.count >= limit.count {
@@ -117,16 +113,16 @@ struct Tray {
                     posted.full = limit.count
                     return posted
                 }
-                posted.dropped = entries[0].id
-                posted.kept = limit.count
+                posted.dropped = (entries[0].id, kept: limit.count)
                 entries.removeFirst(entries.count - limit.count + 1)
             }
-            posted.id = "t\(nextID)"
+            id = "t\(nextID)"
             nextID += 1
         }
+        posted.id = id
         entries.append(
             TrayEntry(
-                id: posted.id!, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
+                id: id, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
                 presented: presented, channel: channel, icon: icon))
         return posted
     }

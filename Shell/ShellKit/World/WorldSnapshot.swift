@@ -303,12 +303,6 @@ extension World {
                             presented: entry.object["presented"] == nil
                                 ? nil : try entry.value("presented", TrayEntry.Presentation.self)))
                 }
-                let trayLimit = try device.optionalInteger("tray_limit").map { Int(clamping: $0) }
-                if let trayLimit, !TrayLimit.counts.contains(trayLimit) {
-                    throw device.wrong(
-                        "tray_limit",
-                        "a whole number from \(TrayLimit.counts.lowerBound) to \(TrayLimit.counts.upperBound)")
-                }
                 let options = DeviceOptions(
                     apnsEnvironment: try device.value("apns_environment", APNsEnvironment.self, default: .production),
                     fcmProject: try device.optionalString("fcm_project") ?? DeviceOptions().fcmProject,
@@ -322,7 +316,12 @@ extension World {
                     },
                     resources: try Self.read(device, "resources", as: "an app's resources", none: AppResources()) {
                         AppResources.parse($0)
-                    }, trayLimit: trayLimit)
+                    },
+                    trayLimit: try Self.read(
+                        device, "tray_limit",
+                        as: "a whole number from \(TrayLimit.counts.lowerBound) to \(TrayLimit.counts.upperBound)",
+                        none: nil
+                    ) { DeviceOptions.trayLimit($0).map(Optional.some) })
                 let state = Device.Saved(
                     installed: try device.bool("installed"), bundleID: try device.string("bundle"),
                     permission: try device.value("permission", PushAuthorization.self, default: .undetermined),

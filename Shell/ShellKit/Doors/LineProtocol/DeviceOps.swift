@@ -64,12 +64,10 @@ extension LineProtocol {
             }
         }
         if let value = request.fields["tray_limit"] {
-            guard let count = value.integerValue.map(Int.init), TrayLimit.counts.contains(count) else {
-                throw request.invalid(
-                    "\"tray_limit\" must be a whole number from \(TrayLimit.counts.lowerBound) to \(TrayLimit.counts.upperBound), not \(value.compactText)"
-                )
+            switch DeviceOptions.trayLimit(value) {
+            case .success(let count): options.trayLimit = count
+            case .failure(let refusal): throw request.invalid(refusal.message)
             }
-            options.trayLimit = count
         }
         if let value = request.fields["capabilities"] {
             guard platform == .ios else {
