@@ -250,7 +250,7 @@ public final class Device: PushSystem {
         state.withLock { state in
             switch platform {
             case .ios: state.badge
-            case .android: state.notificationCount ?? state.tray.entries.count
+            case .android: state.notificationCount ?? state.tray.count
             case .web: 0
             }
         }
