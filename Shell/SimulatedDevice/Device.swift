@@ -985,11 +985,9 @@ public final class Device: PushSystem {
     }
 
     /// What a push handed to the app's `callback` did, with `live` events subscribers, then
-    /// " and " what the tray did (`posted`). The sentence is one of every push's report:
-    /// written into one string made with room for it, not joined from pieces.
+    /// " and " what the tray did (`posted`). The sentence is one of every push's report.
     static func received(_ live: Int, via callback: String, and posted: PushOutcome.Posted? = nil) -> String {
-        var text = ""
-        text.reserveCapacity(192)
+        var text = Sentence()
         if live == 0 {
             text += callback
             text += " ran with no events subscriber, so the received event was dropped"
@@ -998,14 +996,14 @@ public final class Device: PushSystem {
             text += "delivered as received ("
             text += callback
             text += ") to "
-            text += String(live)
+            text += live
             text += live == 1 ? " subscriber" : " subscribers"
         }
         if let posted {
             text += " and "
             posted.appendPhrase(to: &text)
         }
-        return text
+        return text.text
     }
 }
 
@@ -1023,20 +1021,24 @@ extension PushOutcome {
         var blockedChannel: String?
 
         var phrase: String {
-            var text = ""
+            var text = Sentence()
             appendPhrase(to: &text)
-            return text
+            return text.text
         }
 
-        func appendPhrase(to text: inout String) {
+        func appendPhrase(to text: inout Sentence) {
             guard let id else {
                 if let full {
-                    text += "not shown: the app already has \(full) notifications in the tray, "
+                    text += "not shown: the app already has "
+                    text += full
+                    text += " notifications in the tray, "
                     text += "the most this phone keeps for one app (Android refuses more; device option tray_limit)"
                     return
                 }
                 if let blockedChannel {
-                    text += "not shown: the user turned off its channel '\(blockedChannel)' (PH-6)"
+                    text += "not shown: the user turned off its channel '"
+                    text += blockedChannel
+                    text += "' (PH-6)"
                     return
                 }
                 text += refused ? "not shown: notifications are not allowed (DEL-6)" : "nothing was posted to the tray"
@@ -1051,8 +1053,11 @@ extension PushOutcome {
                 text += id
             }
             if let dropped {
-                text += "; the oldest entry, \(dropped.id), left the tray, which keeps \(dropped.kept) for one app"
-                text += " (device option tray_limit)"
+                text += "; the oldest entry, "
+                text += dropped.id
+                text += ", left the tray, which keeps "
+                text += dropped.kept
+                text += " for one app (device option tray_limit)"
             }
         }
     }
