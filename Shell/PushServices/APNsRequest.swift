@@ -218,10 +218,20 @@ extension APNsRequest {
         }
         var token = self.token ?? ""
         if let path = headers.path {
-            guard path.hasPrefix("/3/device/") else {
+            // As bytes: Character by Character, the prefix test and the cut were ~1,300
+            // instructions of every push. The prefix is ASCII, so the cut is a character's edge.
+            let prefix: StaticString = "/3/device/"
+            let length = prefix.utf8CodeUnitCount
+            var path = path
+            let onDevicePath = path.withUTF8 { bytes in
+                bytes.count >= length
+                    && UnsafeBufferPointer(rebasing: bytes[..<length]).elementsEqual(
+                        UnsafeBufferPointer(start: prefix.utf8Start, count: length))
+            }
+            guard onDevicePath else {
                 return reject(404, "BadPath", "the path must be /3/device/<token>, got \(path)")
             }
-            token = String(path.dropFirst("/3/device/".count))
+            token = String(path[path.utf8.index(path.startIndex, offsetBy: length)...])
         }
         if token.isEmpty { return reject(400, "MissingDeviceToken", "the device token is empty") }
         guard let normalized = Self.normalizedToken(token) else {
