@@ -30,6 +30,28 @@ import Testing
         #expect(value.compactText == #"{"k\"ey":"line\nbreak\u0001","n":null,"b":false,"a":[1,2.5]}"#)
     }
 
+    /// `compactText` writes into room found from the lengths alone; text where every byte
+    /// takes six (`\u00XX`), everywhere a string can be, fills it exactly.
+    @Test func textOfOnlyEscapedBytesFillsTheWorstCase() {
+        let worst = String(repeating: "\u{1}", count: 40)
+        let escaped = String(repeating: #"\u0001"#, count: 40)
+        let value = JSON.object(
+            JSONObject([
+                (
+                    worst,
+                    .array([.string(worst), .object(JSONObject([(worst, .string(worst))])), [], [:], nil, true, false])
+                ),
+                ("", ""),
+            ]))
+        let text = #"{"\#(escaped)":["\#(escaped)",{"\#(escaped)":"\#(escaped)"},[],{},null,true,false],"":""}"#
+        #expect(value.compactText == text)
+        #expect(value.compactBytes == Array(text.utf8))
+        #expect(value.sizeBound >= text.utf8.count)
+        for small: JSON in [nil, true, false, 0, "", [], [:], -1.5e300] {
+            #expect(small.sizeBound >= small.compactBytes.count, "\(small)")
+        }
+    }
+
     @Test func reparsingSerializedOutputGivesTheSameValue() throws {
         let value: JSON = ["x": ["deep": ["deeper": [1, "two", 3.25, true, nil]]], "y": .integer(.min)]
         #expect(try JSON.parse(text: value.compactText) == value)
