@@ -14,6 +14,13 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         values = []
     }
 
+    /// No members yet, with room for `capacity` (a report that adds its members one by
+    /// one reallocates nothing).
+    @inlinable public init(capacity: Int) {
+        self.init()
+        reserveCapacity(capacity)
+    }
+
     /// Members in order; a repeated key keeps its first position and its last value.
     /// Inlinable, so that a literal list of members is built without generic calls.
     @inlinable public init(_ members: some Sequence<(String, JSON)>) {

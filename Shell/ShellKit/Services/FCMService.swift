@@ -211,7 +211,8 @@ final class FCMService {
     /// `POST /v1/projects/{project}/messages:send` with a bearer access token the OAuth
     /// endpoint issued; validated and delivered by the line protocol's `fcm` code.
     func answer(_ request: HTTPRequest) -> ServiceAnswer {
-        var report = JSONObject([("network", "fcm")])
+        var report = JSONObject(capacity: 6)
+        report["network"] = "fcm"
         func refuse(_ error: FCMError) -> ServiceAnswer {
             report["status"] = .integer(Int64(error.code))
             report["error"] = .string(error.status)
