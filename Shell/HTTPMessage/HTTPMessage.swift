@@ -27,6 +27,23 @@ public struct HTTPRequest: Sendable {
         headers.first { Self.sameName($0.name, name) }?.value
     }
 
+    /// The credentials of the first `authorization` header when its scheme is `Bearer`
+    /// (in any case, as RFC 9110 has it), else nil. By bytes: lowercasing the header and
+    /// cutting it by Characters cost some 2,000 instructions of every FCM message.
+    public var bearerToken: String? {
+        guard let authorization = header("authorization") else { return nil }
+        let utf8 = authorization.utf8
+        var index = utf8.startIndex
+        for expected in "bearer ".utf8 {
+            guard index != utf8.endIndex else { return nil }
+            let byte = utf8[index]
+            guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+            else { return nil }
+            utf8.formIndex(after: &index)
+        }
+        return String(authorization[index...])
+    }
+
     /// The first header, other than a pseudo-header, that was sent more than once.
     public var repeatedHeaderName: String? {
         for (index, header) in headers.enumerated() where header.name.utf8.first != UInt8(ascii: ":") {

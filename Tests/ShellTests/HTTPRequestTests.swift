@@ -32,6 +32,21 @@ import Testing
         #expect(Self.request([], serverName: authority).serverHost == host)
     }
 
+    /// The scheme in any case, then one space; anything else is another scheme.
+    @Test(
+        arguments: [
+            ("Bearer abc.def", "abc.def"), ("bearer abc", "abc"), ("BEARER abc", "abc"), ("bEaReR  two", " two"),
+            ("bearer ", ""), ("Bearer ünï", "ünï"), ("Bearer", nil), ("Bearerabc", nil), ("Bearer\tabc", nil),
+            ("Bearer\u{0}abc", nil), ("Basic abc", nil), ("", nil), ("BEARE", nil), ("Bearer\u{301} x", nil),
+        ] as [(String, String?)])
+    func aBearerTokenIsReadWhateverTheSchemesCase(authorization: String, token: String?) {
+        #expect(Self.request([("authorization", authorization)]).bearerToken == token)
+    }
+
+    @Test func noAuthorizationHasNoBearerToken() {
+        #expect(Self.request([(":path", "/")]).bearerToken == nil)
+    }
+
     @Test func theAuthorityComesBeforeTheHostHeaderAndNeitherIsNil() {
         #expect(Self.request([(":authority", "a.example:1"), ("host", "b.example")]).authorityHost == "a.example")
         #expect(Self.request([(":method", "POST")]).authorityHost == nil)

@@ -93,7 +93,7 @@ final class FCMService {
         case .failure(let error): return .failure(error)
         case .success(let value): sentIn = value
         }
-        var sent = JSONObject()
+        var sent = JSONObject(capacity: 4)
         let recipients = recipients(of: message.target, in: sentIn)
         let messageID = (recipients.first ?? world.current ?? world.devices.first)?.makeFCMMessageID() ?? "0:0%world"
         sent["name"] = .string("projects/\(sentIn)/messages/\(messageID)")
@@ -229,9 +229,7 @@ final class FCMService {
         guard request.method == "POST" else {
             return refuse(FCMError(code: 405, status: "METHOD_NOT_ALLOWED", message: "messages:send takes POST"))
         }
-        let authorization = request.header("authorization") ?? ""
-        let bearer = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
-        guard let grant = oauth.accessTokens.grant(for: bearer, now: world.clock()) else {
+        guard let grant = oauth.accessTokens.grant(for: request.bearerToken ?? "", now: world.clock()) else {
             return refuse(
                 FCMError(
                     code: 401, status: "UNAUTHENTICATED",
@@ -271,10 +269,10 @@ final class FCMService {
     /// The `{project}` of `/v1/projects/{project}/messages:send`.
     /// Bytes, not characters: every message asks it.
     static func project(_ path: String) -> String? {
-        let prefix = "/v1/projects/"
-        let suffix = "/messages:send"
-        guard path.hasPrefix(prefix), path.hasSuffix(suffix) else { return nil }
-        let project = path.utf8.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+        let prefix: StaticString = "/v1/projects/"
+        let suffix: StaticString = "/messages:send"
+        guard path.hasBytePrefix(prefix), path.hasByteSuffix(suffix) else { return nil }
+        let project = path.utf8.dropFirst(prefix.utf8CodeUnitCount).dropLast(suffix.utf8CodeUnitCount)
         guard !project.isEmpty, !project.contains(UInt8(ascii: "/")) else { return nil }
         return String(project)
     }
