@@ -35,6 +35,12 @@ public final class TokenRegistry: Sendable {
             guard platform == .ios else { return nil }
             return APNsTokenRecord(bundleID: bundleID, environment: environment, retiredAt: retiredAt, team: team)
         }
+
+        /// As FCM sees it: only Android tokens and installation ids exist for it.
+        public var fcmRecord: FCMTokenRecord? {
+            guard platform == .android else { return nil }
+            return FCMTokenRecord(project: project, retired: retiredAt != nil)
+        }
     }
 
     private struct Tables {
@@ -58,17 +64,17 @@ public final class TokenRegistry: Sendable {
     /// As APNs sees the token: only APNs tokens exist for it.
     public func apnsRecord(_ token: String) -> APNsTokenRecord? { entry(token: token)?.apnsRecord }
 
-    /// As FCM sees a token or installation id.
-    public func fcmRecord(_ target: FCMTarget) -> FCMTokenRecord? {
-        let entry: Entry? =
-            switch target {
-            case .token(let token): entry(token: token)
-            case .fid(let fid): entry(installationID: fid)
-            case .topic, .condition: nil
-            }
-        guard let entry, entry.platform == .android else { return nil }
-        return FCMTokenRecord(project: entry.project, retired: entry.retiredAt != nil)
+    /// The entry of an FCM token or installation id; nil for a topic or condition.
+    public func entry(_ target: FCMTarget) -> Entry? {
+        switch target {
+        case .token(let token): entry(token: token)
+        case .fid(let fid): entry(installationID: fid)
+        case .topic, .condition: nil
+        }
     }
+
+    /// As FCM sees a token or installation id.
+    public func fcmRecord(_ target: FCMTarget) -> FCMTokenRecord? { entry(target)?.fcmRecord }
 
     /// Room for `count` more devices' tokens (and, on Android, installation ids), so a
     /// fleet made in bulk does not rehash every token each time the table doubles.

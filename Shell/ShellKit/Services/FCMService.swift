@@ -86,15 +86,18 @@ final class FCMService {
         case .failure(let error): return .failure(error)
         case .success(let valid): message = valid
         }
+        // A token (some 160 characters, hashed for each lookup) is looked up once, for
+        // the route and the recipient.
+        let entry = world.registry.entry(message.target)
         let sentIn: String
         switch FCMRequest.route(
-            message.target, project: project, defaultProject: defaultProject, tokens: world.registry.fcmRecord)
+            message.target, project: project, defaultProject: defaultProject, tokens: { _ in entry?.fcmRecord })
         {
         case .failure(let error): return .failure(error)
         case .success(let value): sentIn = value
         }
         var sent = JSONObject(capacity: 4)
-        let recipients = recipients(of: message.target, in: sentIn)
+        let recipients = recipients(of: message.target, entry: entry, in: sentIn)
         let messageID = (recipients.first ?? world.current ?? world.devices.first)?.makeFCMMessageID() ?? "0:0%world"
         sent["name"] = .string("projects/\(sentIn)/messages/\(messageID)")
         if message.validateOnly {
@@ -185,12 +188,12 @@ final class FCMService {
     }
 
     /// The devices an accepted FCM message is for.
-    private func recipients(of target: FCMTarget, in project: String) -> [Device] {
+    /// The devices a message reaches; `entry` is the registry's for a token or an
+    /// installation id.
+    private func recipients(of target: FCMTarget, entry: TokenRegistry.Entry?, in project: String) -> [Device] {
         switch target {
-        case .token(let token):
-            return world.device(holding: token).map { [$0] } ?? []
-        case .fid(let fid):
-            return world.device(installationID: fid).map { [$0] } ?? []
+        case .token, .fid:
+            return entry.flatMap { world.devicesByID[$0.deviceID] }.map { [$0] } ?? []
         case .topic(let topic):
             return world.subscribers(of: [topic]).filter {
                 Self.isFCMApp($0, in: project) && $0.topics(satisfy: { $0.contains(topic) })

@@ -296,11 +296,6 @@ final class World {
         registry.entry(token: token).flatMap { devicesByID[$0.deviceID] }
     }
 
-    /// The device with the installation id `fid`.
-    func device(installationID fid: String) -> Device? {
-        registry.entry(installationID: fid).flatMap { devicesByID[$0.deviceID] }
-    }
-
     // MARK: Time
 
     /// The world's clock (chaos.md, "The world's clock"), in milliseconds since 1970:
