@@ -4,7 +4,7 @@
 struct Sentence {
     private var bytes: [UInt8] = []
 
-    init(capacity: Int = 192) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
     static func += (sentence: inout Sentence, text: String) {
         if text.utf8.withContiguousStorageIfAvailable({ sentence.bytes.append(contentsOf: $0) }) == nil {
