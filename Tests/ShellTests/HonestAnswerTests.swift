@@ -3,6 +3,8 @@ import OrderedJSON
 import ShellKit
 import Testing
 
+@testable import PushServices
+
 /// Answers that say what happened, and only that: a bulk creation is whole or nothing,
 /// a log entry names the devices a request reached, FCM answers as FCM with no device
 /// in the world, and an unknown device's sentence stays short in a large world.
@@ -113,6 +115,12 @@ import Testing
         }
         let apns = Session.busyAnswer(request("api.push.apple.com", "/3/device/abc"))
         #expect(apns.status == 503 && String(decoding: apns.body, as: UTF8.self) == #"{"reason":"ServiceUnavailable"}"#)
+        // Its own apns-id, a canonical UUID and a new one each time, as APNs gives.
+        let ids = [apns, Session.busyAnswer(request("api.push.apple.com", "/3/device/abc"))].map { answer in
+            answer.headers.first { $0.name == "apns-id" }?.value ?? ""
+        }
+        #expect(
+            ids.allSatisfy { APNsRequest.isCanonicalUUID($0) && $0 == $0.uppercased() } && ids[0] != ids[1], "\(ids)")
         let fcm = Session.busyAnswer(request("fcm.googleapis.com", "/v1/projects/p/messages:send"))
         #expect(fcm.status == 503 && fcm.headers.contains { $0 == ("retry-after", "1") })
         #expect(try JSON.parse(fcm.body)["error"]?["status"] == "UNAVAILABLE")
