@@ -210,8 +210,10 @@ def a_tray_entry_is_dismissed_and_an_apns_push_saved_for_simctl(page, shell):
     page.goto(shell.base + "/")
     device_row(page, made["device"]).click()
     expect(page.locator("#device-facts")).to_contain_text("badge 4")
+    expect(page.locator("#tray-count")).to_have_text("1 of 64 kept; a new one lets the oldest go")
     page.get_by_role("button", name=re.compile("^Dismiss t1")).click()
     expect(page.locator("#tray")).to_contain_text("empty")
+    expect(page.locator("#tray-count")).to_have_text("0 of 64 kept; a new one lets the oldest go")
     row = page.locator("#log-table tbody tr.entry", has_text="shown in the tray").first
     row.click()
     with page.expect_download() as saved:
@@ -273,6 +275,7 @@ def phone_actions_badge_and_doze(page, shell):
     page.get_by_role("button", name="Turn on channel mobiler_push").click()
     expect(page.locator("#notification-channels")).to_contain_text("mobiler_push Notifications · on")
     expect(page.locator("#tray")).to_contain_text("empty")
+    expect(page.locator("#tray-count")).to_have_text("0 of 50 kept; Android shows no more past that")
     page.screenshot(path=os.path.join(SHOTS, "inspector-channels.png"))
 
 

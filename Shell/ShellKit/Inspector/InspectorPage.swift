@@ -42,6 +42,7 @@ enum InspectorPage {
         .status { display: inline-block; min-width: 2.6rem; text-align: center; border-radius: 3px; color: #fff; font-weight: 600; font-size: .8rem; }
         .s2 { background: var(--ok); } .s4 { background: var(--warn); } .s5 { background: var(--bad); } .s1, .s3 { background: var(--muted); }
         .muted { color: var(--muted); }
+        h3 .muted { font-weight: normal; font-size: .9rem; }
         .actions { display: flex; flex-wrap: wrap; gap: .3rem; }
         .tray li, .deliveries li { margin: .2rem 0; }
         .tray, .deliveries { padding-left: 1.1rem; margin: .2rem 0; }
@@ -125,7 +126,7 @@ enum InspectorPage {
                 <h3>Notification channels</h3>
                 <ul class="tray" id="notification-channels"></ul>
               </div>
-              <h3>Tray</h3>
+              <h3>Tray <span class="muted" id="tray-count"></span></h3>
               <ul class="tray" id="tray"></ul>
               <h3>What the core received</h3>
               <ul class="deliveries" id="deliveries" aria-live="polite"></ul>
@@ -282,6 +283,9 @@ enum InspectorPage {
             toggle.addEventListener("click", () => act({ op: "channel", channel: channel.id, enabled: !channel.enabled }));
             channels.append(el("li", {}, el("code", { textContent: channel.id }), ` ${channel.name} · ${channel.enabled ? "on" : "off"} `, toggle));
           }
+          // The tray's bound (device option tray_limit), and what the OS does past it.
+          $("tray-count").textContent = `${d.tray.length} of ${d.tray_limit} kept; ` +
+            (d.platform === "android" ? "Android shows no more past that" : "a new one lets the oldest go");
           const tray = $("tray"); tray.replaceChildren();
           if (!d.tray.length) tray.append(el("li", { className: "muted", textContent: "empty" }));
           for (const entry of d.tray) {
