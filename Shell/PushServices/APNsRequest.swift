@@ -218,8 +218,8 @@ extension APNsRequest {
         }
         var token = self.token ?? ""
         if let path = headers.path {
-            // As bytes: Character by Character, the prefix test and the cut were ~1,300
-            // instructions of every push. The prefix is ASCII, so the cut is a character's edge.
+            // As bytes: Character by Character, the prefix test and the cut were over
+            // 1,000 instructions of every push. The prefix is ASCII, so the cut is a character's edge.
             let prefix: StaticString = "/3/device/"
             let length = prefix.utf8CodeUnitCount
             var path = path

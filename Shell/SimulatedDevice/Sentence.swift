@@ -1,6 +1,6 @@
 /// A sentence written as UTF-8 into one buffer and made a `String` once. Every push's
 /// effect is written from a dozen pieces, and `String`'s append cost some 400
-/// instructions a piece (callgrind): more than the rest of the device's work on a push.
+/// instructions a piece (callgrind), twice what an append here costs.
 struct Sentence {
     private var bytes: [UInt8] = []
 

@@ -187,9 +187,8 @@ final class FCMService {
         device.platform == .android && now - offlineSince >= tokenExpiryMilliseconds
     }
 
-    /// The devices an accepted FCM message is for.
-    /// The devices a message reaches; `entry` is the registry's for a token or an
-    /// installation id.
+    /// The devices an accepted FCM message is for; `entry` is the registry's for a token
+    /// or an installation id.
     private func recipients(of target: FCMTarget, entry: TokenRegistry.Entry?, in project: String) -> [Device] {
         switch target {
         case .token, .fid:
