@@ -1,21 +1,32 @@
 /// Compact serialization with no growing and no append per byte. Text (every report
 /// line, reply and delivery) is written once into room for the worst case and copied
-/// into its string; bytes (response bodies) into an array of the exact size, found by a
-/// first pass.
+/// into its string, unless that room would pass 64 KiB; bytes (response bodies), and text
+/// past that, into storage of the exact size, found by a first pass.
 extension JSON {
     /// Compact JSON text: members in their order, no white space, strings as UTF-8
     /// with only `"`, `\` and control characters escaped.
     public var compactText: String {
         // The worst case (every byte escaped) is found from the lengths alone; the exact
         // size was a second pass over every string (callgrind: ~700 instructions of an
-        // APNs push's ~96,000, in its report line).
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: sizeBound) { room in
+        // APNs push's ~96,000, in its report line). A large value (a reply listing a big
+        // world) is measured exactly instead: room for its worst case could be six times
+        // its text.
+        let bound = sizeBound
+        guard bound <= Self.largestRoomForTheWorstCase else {
+            return String(unsafeUninitializedCapacity: serializedSize) {
+                $0.baseAddress.map { write(into: $0) - $0 } ?? 0
+            }
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
             guard let base = room.baseAddress else { return "" }
             let written = write(into: base) - base
             precondition(written <= room.count, "sizeBound is below what was written")
             return String(decoding: UnsafeBufferPointer(start: base, count: written), as: UTF8.self)
         }
     }
+
+    /// The most room `compactText` takes for a worst case; past it, it measures.
+    static let largestRoomForTheWorstCase = 65_536
 
     /// At least the bytes the compact serialization takes: a string's six a byte
     /// (`\u00XX`) and its quotes, found from the lengths alone.

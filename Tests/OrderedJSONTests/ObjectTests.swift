@@ -47,6 +47,11 @@ import Testing
         #expect(value.compactText == text)
         #expect(value.compactBytes == Array(text.utf8))
         #expect(value.sizeBound >= text.utf8.count)
+        // Past the room it takes for a worst case, the text is measured exactly instead.
+        let large = JSON.array([.string(String(repeating: "\u{1}a\"", count: 4_000)), value])
+        #expect(large.sizeBound > JSON.largestRoomForTheWorstCase)
+        #expect(large.compactText == String(decoding: large.compactBytes, as: UTF8.self))
+        #expect(large.compactText.utf8.count == 4_000 * 9 + 2 + 1 + text.utf8.count + 2)
         for small: JSON in [nil, true, false, 0, "", [], [:], -1.5e300] {
             #expect(small.sizeBound >= small.compactBytes.count, "\(small)")
         }
