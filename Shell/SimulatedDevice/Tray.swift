@@ -29,6 +29,7 @@ struct Tray {
     ) -> PushOutcome.Posted {
         var posted = PushOutcome.Posted(id: nil, replaced: false)
         let id: String
+        var takesTheOldestsPlace = false
         // Collapse keys are unique in the tray, so the ring's order does not matter here.
         if let key = collapseKey, let index = ring.firstIndex(where: { $0.collapseKey == key }) {
             id = ring[index].id
@@ -41,29 +42,27 @@ struct Tray {
                     return posted
                 }
                 posted.dropped = (ring[start].id, kept: limit.count)
-                if ring.count == limit.count {
-                    id = "t\(nextID)"
-                    nextID += 1
-                    posted.id = id
-                    ring[start] = TrayEntry(
-                        id: id, title: title, body: body, collapseKey: collapseKey, content: content,
-                        buttons: buttons, presented: presented, channel: channel, icon: icon)
-                    start = (start + 1) % ring.count
-                    return posted
+                if ring.count > limit.count {
+                    // More than the limit (a state file's, or a limit lowered): the oldest go.
+                    unwrap()
+                    ring.removeFirst(ring.count - limit.count)
                 }
-                // More than the limit (a state file's, or a limit lowered): trim to one below.
-                ring = entries
-                start = 0
-                ring.removeFirst(ring.count - limit.count + 1)
+                takesTheOldestsPlace = true
             }
             id = "t\(nextID)"
             nextID += 1
         }
         posted.id = id
-        append(
-            TrayEntry(
-                id: id, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
-                presented: presented, channel: channel, icon: icon))
+        let entry = TrayEntry(
+            id: id, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
+            presented: presented, channel: channel, icon: icon)
+        if takesTheOldestsPlace {
+            ring[start] = entry
+            start = (start + 1) % ring.count
+        } else {
+            unwrap()
+            ring.append(entry)
+        }
         return posted
     }
 
@@ -81,22 +80,15 @@ struct Tray {
 
     /// Removes the entry at a ring index; the rest keep their order.
     private mutating func remove(at index: Int) {
-        if start == 0 {
-            _ = ring.remove(at: index)
-            return
-        }
         let position = (index - start + ring.count) % ring.count
-        ring = entries
-        start = 0
+        unwrap()
         ring.remove(at: position)
     }
 
-    /// Adds the newest entry.
-    private mutating func append(_ entry: TrayEntry) {
-        if start != 0 {
-            ring = entries
-            start = 0
-        }
-        ring.append(entry)
+    /// Puts the oldest entry first again, for the changes a ring cannot make in place.
+    private mutating func unwrap() {
+        guard start != 0 else { return }
+        ring = entries
+        start = 0
     }
 }
