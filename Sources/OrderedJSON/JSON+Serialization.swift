@@ -94,6 +94,23 @@ extension JSON {
         }
     }
 
+    /// Appends `value` in decimal, without making a `String` of it (a log entry and a
+    /// push's effect sentence write numbers among their bytes).
+    public static func writeDecimal(_ value: Int64, to output: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { text in
+            // The magnitude as unsigned, so that Int64.min has one too.
+            var rest = value.magnitude
+            var at = 20
+            repeat {
+                at -= 1
+                text[at] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 { output.append(UInt8(ascii: "-")) }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: text[at...]))
+        }
+    }
+
     /// Appends `value` as a quoted JSON string.
     public static func writeString(_ value: String, to output: inout [UInt8]) {
         // In place, with no array of its own: a log entry writes some twenty strings,

@@ -1,3 +1,4 @@
+import OrderedJSON
 import Testing
 
 @testable import ShellKit
@@ -20,7 +21,7 @@ struct RequestLogTests {
             }
         for value in values {
             var bytes: [UInt8] = [UInt8(ascii: "x")]
-            RequestLog.decimal(value, into: &bytes)
+            JSON.writeDecimal(value, to: &bytes)
             #expect(String(decoding: bytes, as: UTF8.self) == "x\(value)")
         }
     }

@@ -140,7 +140,7 @@ struct LogWatchers {
     /// One entry as a Server-Sent Event.
     static func event(_ entry: RequestLog.Entry, into bytes: inout [UInt8]) {
         bytes.append(contentsOf: "event: log\nid: ".utf8)
-        RequestLog.decimal(entry.seq, into: &bytes)
+        JSON.writeDecimal(entry.seq, to: &bytes)
         bytes.append(contentsOf: "\ndata: ".utf8)
         RequestLog.render(entry, whole: false, into: &bytes)
         bytes.append(contentsOf: "\n\n".utf8)

@@ -275,7 +275,7 @@ public struct RequestLog: Sendable {
             JSON.writeString(value, to: &out)
         }
         text(#"{"seq":"#)
-        decimal(entry.seq, into: &out)
+        JSON.writeDecimal(entry.seq, to: &out)
         text(#","time":""#)
         timestamp(entry.milliseconds, into: &out)
         text(#"","source":"#)
@@ -296,7 +296,7 @@ public struct RequestLog: Sendable {
         text(#","request":"#)
         record.writeRequestJSON(body: shown, redacted: !entry.secretsShown, into: &out)
         text(#","status":"#)
-        decimal(Int64(entry.status), into: &out)
+        JSON.writeDecimal(Int64(entry.status), to: &out)
         member(#","reason":"#, record.reason)
         member(#","error":"#, record.error)
         member(#","effect":"#, record.effect)
@@ -324,22 +324,6 @@ public struct RequestLog: Sendable {
         var out: [UInt8] = []
         timestamp(milliseconds, into: &out)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// `value` in decimal, without making a `String` of it (a stream writes three an entry).
-    static func decimal(_ value: Int64, into out: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { text in
-            // The magnitude as unsigned, so that Int64.min has one too.
-            var rest = value.magnitude
-            var at = 20
-            repeat {
-                at -= 1
-                text[at] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            if value < 0 { out.append(UInt8(ascii: "-")) }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[at...]))
-        }
     }
 
     static func timestamp(_ milliseconds: Int64, into out: inout [UInt8]) {
