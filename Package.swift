@@ -58,7 +58,7 @@ let package = Package(
             path: "Sources/CXDevice"),
         .target(name: "EchoPlugin", dependencies: ["CXHost"], path: "Plugins/Echo"),
         .target(name: "PushPlugin", dependencies: ["CXHost", "OrderedJSON"], path: "Plugins/Push"),
-        .target(name: "PushServices", dependencies: ["OrderedJSON"], path: "Shell/PushServices"),
+        .target(name: "PushServices", dependencies: ["OrderedJSON", "HTTPMessage"], path: "Shell/PushServices"),
         .target(
             name: "SimulatedDevice",
             dependencies: ["CXHost", "PushPlugin", "EchoPlugin", "PushServices", "OrderedJSON", "MQTTClient"],

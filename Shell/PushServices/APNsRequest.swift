@@ -1,3 +1,4 @@
+import HTTPMessage
 import OrderedJSON
 
 /// A request a backend sends to APNs (`POST /3/device/<token>`): the headers APNs reads
@@ -219,19 +220,13 @@ extension APNsRequest {
         var token = self.token ?? ""
         if let path = headers.path {
             // As bytes: Character by Character, the prefix test and the cut were over
-            // 1,000 instructions of every push. The prefix is ASCII, so the cut is a character's edge.
+            // 1,000 instructions of every push. The prefix is ASCII, so the cut is a
+            // character's edge.
             let prefix: StaticString = "/3/device/"
-            let length = prefix.utf8CodeUnitCount
-            var path = path
-            let onDevicePath = path.withUTF8 { bytes in
-                bytes.count >= length
-                    && UnsafeBufferPointer(rebasing: bytes[..<length]).elementsEqual(
-                        UnsafeBufferPointer(start: prefix.utf8Start, count: length))
-            }
-            guard onDevicePath else {
+            guard path.hasBytePrefix(prefix) else {
                 return reject(404, "BadPath", "the path must be /3/device/<token>, got \(path)")
             }
-            token = String(path[path.utf8.index(path.startIndex, offsetBy: length)...])
+            token = String(path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8CodeUnitCount)...])
         }
         if token.isEmpty { return reject(400, "MissingDeviceToken", "the device token is empty") }
         guard let normalized = Self.normalizedToken(token) else {
