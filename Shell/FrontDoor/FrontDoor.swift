@@ -189,13 +189,13 @@ private func frontDoorHandler(
 ) {
     guard let context, let request = request?.pointee, let answer else { return }
     let box = Unmanaged<FrontDoor.HandlerBox>.fromOpaque(context).takeUnretainedValue()
-    func text(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> String {
-        guard let pointer else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+    // Copied as bytes into one allocation: no field becomes a String until a service reads it.
+    func bytes(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : length)
     }
-    let headers = (0..<request.header_count).map { index in
+    let headers = HTTPHeaders(count: request.header_count) { index in
         let header = request.headers[index]
-        return (name: text(header.name, header.name_len), value: text(header.value, header.value_len))
+        return (bytes(header.name, header.name_len), bytes(header.value, header.value_len))
     }
     let body = request.body.map { Array(UnsafeBufferPointer(start: $0, count: request.body_len)) } ?? []
     let parsed = HTTPRequest(

@@ -4,7 +4,9 @@ import Foundation
 /// sent, nothing about the socket it came on. HTTP/2 pseudo-headers (`:method`,
 /// `:path`, `:authority`, `:scheme`) come first, as sent; names are lowercase.
 public struct HTTPRequest: Sendable {
-    public var headers: [(name: String, value: String)]
+    public let headers: HTTPHeaders
+    /// `:path`, made text once: every route and most services read it.
+    public let path: String?
     public var body: [UInt8]
     /// The TLS server name (SNI), or the host a proxy's CONNECT opened the tunnel to.
     public var serverName: String?
@@ -12,56 +14,45 @@ public struct HTTPRequest: Sendable {
     /// HTTP/2 (else HTTP/1.1).
     public var http2: Bool
 
-    public init(
-        headers: [(name: String, value: String)], body: [UInt8], serverName: String?, tls: Bool, http2: Bool
-    ) {
+    public init(headers: HTTPHeaders, body: [UInt8], serverName: String?, tls: Bool, http2: Bool) {
         self.headers = headers
+        path = headers.value(named: ":path")
         self.body = body
         self.serverName = serverName
         self.tls = tls
         self.http2 = http2
     }
 
-    /// The first value of `name`.
-    public func header(_ name: String) -> String? {
-        headers.first { Self.sameName($0.name, name) }?.value
+    public init(
+        headers: [(name: String, value: String)], body: [UInt8], serverName: String?, tls: Bool, http2: Bool
+    ) {
+        self.init(headers: HTTPHeaders(headers), body: body, serverName: serverName, tls: tls, http2: http2)
     }
+
+    /// The first value of `name`.
+    public func header(_ name: StaticString) -> String? { headers.value(named: name) }
 
     /// The credentials of the first `authorization` header when its scheme is `Bearer`
     /// (in any case, as RFC 9110 has it), else nil. By bytes: lowercasing the header and
     /// cutting it by Characters cost some 2,000 instructions of every FCM message.
     public var bearerToken: String? {
-        guard let authorization = header("authorization") else { return nil }
-        let utf8 = authorization.utf8
-        var index = utf8.startIndex
-        for expected in "bearer ".utf8 {
-            guard index != utf8.endIndex else { return nil }
-            let byte = utf8[index]
-            guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
-            else { return nil }
-            utf8.formIndex(after: &index)
+        guard let index = headers.firstIndex(named: "authorization") else { return nil }
+        return headers.withValueBytes(at: index) { value -> String? in
+            let scheme = "bearer ".utf8
+            guard value.count >= scheme.count else { return nil }
+            for (byte, expected) in zip(value, scheme) {
+                guard
+                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+                else { return nil }
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: value[scheme.count...]), as: UTF8.self)
         }
-        return String(authorization[index...])
     }
 
     /// The first header, other than a pseudo-header, that was sent more than once.
-    public var repeatedHeaderName: String? {
-        for (index, header) in headers.enumerated() where header.name.utf8.first != UInt8(ascii: ":") {
-            if headers[..<index].contains(where: { Self.sameName($0.name, header.name) }) { return header.name }
-        }
-        return nil
-    }
-
-    /// Whether two header names are the same: their lengths first, which tell most names
-    /// apart for the price of a load, where `==` on two different strings calls into the
-    /// runtime. Every request's headers are looked through several times.
-    @inline(__always)
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a == b
-    }
+    public var repeatedHeaderName: String? { headers.repeatedName }
 
     public var method: String? { header(":method") }
-    public var path: String? { header(":path") }
 
     /// The host `:authority` (or `Host`) names, without a port, lowercased.
     public var authorityHost: String? {

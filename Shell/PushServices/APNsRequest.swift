@@ -51,8 +51,23 @@ public struct APNsHeaders: Sendable, Equatable {
 
     public init() {}
 
-    /// Every header of every push comes here: its length picks the one or two names it
-    /// can be before any text is compared.
+    /// The fields APNs reads, from a request's headers; the first of each name. Only
+    /// these become text.
+    public init(_ request: HTTPRequest) {
+        let headers = request.headers
+        method = headers.value(named: ":method")
+        path = request.path
+        id = headers.value(named: "apns-id")
+        topic = headers.value(named: "apns-topic")
+        collapseID = headers.value(named: "apns-collapse-id")
+        priority = headers.value(named: "apns-priority")
+        pushType = headers.value(named: "apns-push-type")
+        expiration = headers.value(named: "apns-expiration")
+        authorization = headers.value(named: "authorization")
+    }
+
+    /// One header as the line protocol or a dictionary gives it (the last of a name
+    /// wins): its length picks the one or two names it can be before any text is compared.
     public mutating func take(name: String, value: String) {
         switch name.utf8.count {
         case 5: if name == ":path" { path = value }

@@ -110,7 +110,7 @@ public struct RequestLog: Sendable {
 
         /// An object of the pairs, leaving out HTTP/2's pseudo-headers (`:path`, …), their
         /// secrets redacted when the writer redacts.
-        public mutating func member(_ name: StaticString, headers pairs: [(name: String, value: String)]) {
+        public mutating func member(_ name: StaticString, headers pairs: some Sequence<(name: String, value: String)>) {
             key(name)
             bytes.append(UInt8(ascii: "{"))
             var written = 0

@@ -177,8 +177,7 @@ final class APNsService {
         guard request.http2 else {
             return plainAnswer("apns", 505, "APNs takes HTTP/2 only; this request came over HTTP/1.1")
         }
-        var headers = APNsHeaders()
-        for (name, value) in request.headers { headers.take(name: name, value: value) }
+        let headers = APNsHeaders(request)
         // The token is looked up once: for the environment, the validator and the delivery.
         let token = Self.token(request)
         let entry = world.registry.entry(token: token)

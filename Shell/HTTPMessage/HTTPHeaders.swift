@@ -1,0 +1,181 @@
+import Foundation
+
+/// A request's header fields as the transport read them, in the order sent: every name
+/// and value in one allocation, read by name without making a `String` of each. A
+/// `String` is made only of what a service reads: making two of every field on the
+/// door's thread (some sixteen a push, each a validation and most an allocation) was
+/// about 4,000 instructions of every request, for fields no service reads.
+///
+/// Names compare byte for byte: the transport hands them lowercase, as HTTP/2 requires
+/// and its HTTP/1.1 parser makes them. Text that is not UTF-8 reads with U+FFFD in its
+/// place, as `String(decoding:as:)` has it.
+///
+/// Sendable though its storage is a `ManagedBuffer`: that is written once, as it is
+/// made, and only read after.
+public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
+    public typealias Element = (name: String, value: String)
+
+    private let storage: Storage
+    /// Kept here, not read from the buffer's header: that is a class's stored property,
+    /// and each read of it was checked for exclusive access at run time.
+    public let endIndex: Int
+
+    /// `count` fields, the field at each position given by `field` (read twice: once to
+    /// size the one allocation, once to copy).
+    public init(count: Int, field: (Int) -> (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)) {
+        var byteCount = 0
+        for index in 0..<count {
+            let (name, value) = field(index)
+            byteCount += name.count + value.count
+        }
+        endIndex = count
+        storage = Storage.make(count: count, byteCount: byteCount) { fields, bytes in
+            var offset = 0
+            for index in 0..<count {
+                let (name, value) = field(index)
+                precondition(offset + name.count + value.count <= byteCount, "a field changed between its two reads")
+                fields[index] = Field(start: offset, nameCount: name.count, valueCount: value.count)
+                if !name.isEmpty {
+                    UnsafeMutableRawPointer(bytes + offset).copyMemory(from: name.baseAddress!, byteCount: name.count)
+                }
+                offset += name.count
+                if !value.isEmpty {
+                    UnsafeMutableRawPointer(bytes + offset).copyMemory(from: value.baseAddress!, byteCount: value.count)
+                }
+                offset += value.count
+            }
+        }
+    }
+
+    public init(_ pairs: [(name: String, value: String)]) {
+        let byteCount = pairs.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        endIndex = pairs.count
+        storage = Storage.make(count: pairs.count, byteCount: byteCount) { fields, bytes in
+            var offset = 0
+            for (index, pair) in pairs.enumerated() {
+                fields[index] = Field(start: offset, nameCount: pair.name.utf8.count, valueCount: pair.value.utf8.count)
+                for text in [pair.name, pair.value] {
+                    for byte in text.utf8 {
+                        bytes[offset] = byte
+                        offset += 1
+                    }
+                }
+            }
+        }
+    }
+
+    public var startIndex: Int { 0 }
+
+    public subscript(position: Int) -> Element {
+        (name: name(at: position), value: value(at: position))
+    }
+
+    public func name(at position: Int) -> String {
+        read { fields, bytes in Self.text(bytes, fields[checked(position)].nameRange) }
+    }
+
+    public func value(at position: Int) -> String {
+        read { fields, bytes in Self.text(bytes, fields[checked(position)].valueRange) }
+    }
+
+    /// Whether the field at `position` is an HTTP/2 pseudo-header (`:path`, …).
+    public func isPseudoHeader(at position: Int) -> Bool {
+        read { fields, bytes in Self.isPseudoHeader(fields[checked(position)], bytes) }
+    }
+
+    /// The position of the first field named `name`.
+    public func firstIndex(named name: StaticString) -> Int? {
+        let count = name.utf8CodeUnitCount
+        return read { fields, bytes in
+            for index in 0..<endIndex {
+                // Lengths first: they tell most names apart for the price of a load.
+                if fields[index].nameCount == count && Self.equal(bytes + fields[index].start, name.utf8Start, count) {
+                    return index
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The first value of `name`.
+    public func value(named name: StaticString) -> String? {
+        firstIndex(named: name).map(value(at:))
+    }
+
+    /// The value at `position`, as bytes in place.
+    public func withValueBytes<T>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try read { fields, bytes in
+            let range = fields[checked(position)].valueRange
+            return try body(UnsafeBufferPointer(start: bytes + range.lowerBound, count: range.count))
+        }
+    }
+
+    /// The name of the first field, other than a pseudo-header, that was sent more than once.
+    public var repeatedName: String? {
+        read { fields, bytes in
+            for index in 0..<endIndex where !Self.isPseudoHeader(fields[index], bytes) {
+                let field = fields[index]
+                for earlier in 0..<index
+                where fields[earlier].nameCount == field.nameCount
+                    && Self.equal(bytes + fields[earlier].start, bytes + field.start, field.nameCount)
+                {
+                    return Self.text(bytes, field.nameRange)
+                }
+            }
+            return nil
+        }
+    }
+
+    private func read<T>(_ body: (UnsafePointer<Field>, UnsafePointer<UInt8>) throws -> T) rethrows -> T {
+        try storage.withUnsafeMutablePointerToElements { tail in
+            let fields = UnsafeRawPointer(tail).assumingMemoryBound(to: Field.self)
+            return try body(fields, tail + endIndex * MemoryLayout<Field>.stride)
+        }
+    }
+
+    private func checked(_ position: Int) -> Int {
+        precondition(position >= 0 && position < endIndex, "header position \(position) out of range")
+        return position
+    }
+
+    private static func isPseudoHeader(_ field: Field, _ bytes: UnsafePointer<UInt8>) -> Bool {
+        field.nameCount > 0 && bytes[field.start] == UInt8(ascii: ":")
+    }
+
+    private static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+        count == 0 || memcmp(a, b, count) == 0
+    }
+
+    private static func text(_ bytes: UnsafePointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(start: bytes + range.lowerBound, count: range.count), as: UTF8.self)
+    }
+
+    /// Where a field is in the bytes: its name, then its value right after it.
+    private struct Field {
+        var start: Int
+        var nameCount: Int
+        var valueCount: Int
+
+        var nameRange: Range<Int> { start..<(start + nameCount) }
+        var valueRange: Range<Int> { (start + nameCount)..<(start + nameCount + valueCount) }
+    }
+
+    /// The fields' table, then their bytes, in one allocation.
+    private final class Storage: ManagedBuffer<Void, UInt8> {
+        static func make(
+            count: Int, byteCount: Int,
+            _ initialize: (UnsafeMutablePointer<Field>, UnsafeMutablePointer<UInt8>) -> Void
+        ) -> Storage {
+            let tableBytes = count * MemoryLayout<Field>.stride
+            let buffer = create(minimumCapacity: tableBytes + byteCount) { _ in }
+            let storage = unsafeDowncast(buffer, to: Storage.self)
+            storage.withUnsafeMutablePointerToElements { tail in
+                precondition(Int(bitPattern: tail) % MemoryLayout<Field>.alignment == 0, "the table must be aligned")
+                let fields = UnsafeMutableRawPointer(tail).bindMemory(to: Field.self, capacity: count)
+                initialize(fields, tail + tableBytes)
+            }
+            return storage
+        }
+
+    }
+}

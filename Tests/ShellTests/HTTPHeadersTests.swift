@@ -1,0 +1,88 @@
+import HTTPMessage
+import Testing
+
+/// `HTTPHeaders` keeps every field in one buffer of bytes; held here to a plain list of
+/// decoded pairs, which is what it replaced: what is read, in what order, which is first.
+@Suite struct HTTPHeadersTests {
+    /// Names a service looks up, with some of the same length as others, and the empty one.
+    static let names: [StaticString] = [
+        ":path", ":method", ":authority", "apns-id", "apns-topic", "apns-priority", "authorization", "host", "x",
+        "", "apns-ix",
+    ]
+
+    /// Pieces a name is made of: the names above', a colon, a multi-byte character. Names
+    /// are UTF-8: both transports refuse a name that is not a token.
+    static let namePieces: [[UInt8]] = [
+        Array(":path".utf8), Array("apns-id".utf8), Array("x".utf8), Array("host".utf8), [0x3A], Array("é".utf8),
+        Array("authorization".utf8),
+    ]
+    /// A value's, besides: spaces and bytes that are not UTF-8 (a lone continuation byte,
+    /// a truncated sequence), which read as U+FFFD.
+    static let valuePieces: [[UInt8]] = namePieces + [[0x20], [0x80], [0xE2, 0x82], [0xFF], Array("value".utf8)]
+
+    /// Every sequence here, read both ways: through the C transport's way of making it
+    /// (bytes in place) and from decoded pairs.
+    @Test func readsAsAListOfDecodedPairsDoes() {
+        var random = SplitMix(seed: 0x4854_5450)
+        for _ in 0..<400 {
+            let fields: [(name: [UInt8], value: [UInt8])] = (0..<Int.random(in: 0...9, using: &random)).map { _ in
+                (name: Self.bytes(Self.namePieces, &random), value: Self.bytes(Self.valuePieces, &random))
+            }
+            let model = fields.map {
+                (name: String(decoding: $0.name, as: UTF8.self), value: String(decoding: $0.value, as: UTF8.self))
+            }
+            let fromBytes = HTTPHeaders(count: fields.count) { index in
+                fields[index].name.withUnsafeBytes { name in
+                    fields[index].value.withUnsafeBytes { value in (name, value) }
+                }
+            }
+            // Values in place are the bytes sent; the pairs' are their decoded text's.
+            let made = [(fromBytes, fields.map(\.value)), (HTTPHeaders(model), model.map { Array($0.value.utf8) })]
+            for (headers, valueBytes) in made {
+                #expect(headers.count == model.count)
+                #expect(headers.map(\.name) == model.map(\.name))
+                #expect(headers.map(\.value) == model.map(\.value))
+                for name in Self.names {
+                    let text = name.description
+                    #expect(headers.firstIndex(named: name) == model.firstIndex { $0.name == text }, "\(text)")
+                    #expect(headers.value(named: name) == model.first { $0.name == text }?.value, "\(text)")
+                }
+                for index in model.indices {
+                    #expect(headers.isPseudoHeader(at: index) == model[index].name.hasPrefix(":"))
+                    #expect(headers.withValueBytes(at: index) { Array($0) } == valueBytes[index])
+                }
+                #expect(headers.repeatedName == Self.repeatedName(model))
+            }
+        }
+    }
+
+    @Test func noFieldsReadAsNone() {
+        let headers = HTTPHeaders([])
+        #expect(headers.isEmpty)
+        #expect(headers.value(named: ":path") == nil)
+        #expect(headers.repeatedName == nil)
+    }
+
+    /// A request reads its path once, as it is made; the rest as asked.
+    @Test func aRequestReadsItsFieldsByName() {
+        let request = HTTPRequest(
+            headers: [(":method", "POST"), (":path", "/3/device/ab"), ("apns-id", "1"), (":path", "/other")],
+            body: [], serverName: nil, tls: true, http2: true)
+        #expect(request.path == "/3/device/ab")
+        #expect(request.method == "POST")
+        #expect(request.header("apns-id") == "1")
+        #expect(request.header("apns-topic") == nil)
+    }
+
+    /// The list's own rule: the first name, other than a pseudo-header, seen before.
+    static func repeatedName(_ pairs: [(name: String, value: String)]) -> String? {
+        for (index, pair) in pairs.enumerated() where !pair.name.hasPrefix(":") {
+            if pairs[..<index].contains(where: { $0.name == pair.name }) { return pair.name }
+        }
+        return nil
+    }
+
+    static func bytes(_ pieces: [[UInt8]], _ random: inout SplitMix) -> [UInt8] {
+        (0..<Int.random(in: 0...3, using: &random)).flatMap { _ in pieces.randomElement(using: &random)! }
+    }
+}
