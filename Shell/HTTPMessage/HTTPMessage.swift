@@ -38,14 +38,16 @@ public struct HTTPRequest: Sendable {
     public var bearerToken: String? {
         guard let index = headers.firstIndex(named: "authorization") else { return nil }
         return headers.withValueBytes(at: index) { value -> String? in
-            let scheme = "bearer ".utf8
-            guard value.count >= scheme.count else { return nil }
-            for (byte, expected) in zip(value, scheme) {
+            let scheme: StaticString = "bearer "
+            let length = scheme.utf8CodeUnitCount
+            guard value.count >= length else { return nil }
+            for index in 0..<length {
+                let (byte, expected) = (value[index], scheme.utf8Start[index])
                 guard
                     (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
                 else { return nil }
             }
-            return String(decoding: UnsafeBufferPointer(rebasing: value[scheme.count...]), as: UTF8.self)
+            return String(decoding: UnsafeBufferPointer(rebasing: value[length...]), as: UTF8.self)
         }
     }
 

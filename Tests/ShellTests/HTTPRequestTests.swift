@@ -94,6 +94,19 @@ import Testing
     }
 
     /// Where no host names a service, the path does, by its first bytes.
+    /// FCM's `{project}`: one path segment, not empty, between the prefix and the suffix,
+    /// which may not overlap.
+    @Test(
+        arguments: [
+            ("/v1/projects/p/messages:send", "p"), ("/v1/projects/my-app-1/messages:send", "my-app-1"),
+            ("/v1/projects/ünï/messages:send", "ünï"), ("/v1/projects//messages:send", nil),
+            ("/v1/projects/messages:send", nil), ("/v1/projects/a/b/messages:send", nil),
+            ("/v1/projects/p/messages:sen", nil), ("/v1/project/p/messages:send", nil), ("", nil),
+        ] as [(String, String?)])
+    func aMessagesPathNamesItsProject(path: String, project: String?) {
+        #expect(FCMService.project(path) == project)
+    }
+
     @Test func aPathNamesItsService() {
         typealias Service = NetworkDoor.Service
         #expect(Service(path: "/3/device/0a1b") == .apns(nil))

@@ -274,9 +274,15 @@ final class FCMService {
         let prefix: StaticString = "/v1/projects/"
         let suffix: StaticString = "/messages:send"
         guard path.hasBytePrefix(prefix), path.hasByteSuffix(suffix) else { return nil }
-        let project = path.utf8.dropFirst(prefix.utf8CodeUnitCount).dropLast(suffix.utf8CodeUnitCount)
-        guard !project.isEmpty, !project.contains(UInt8(ascii: "/")) else { return nil }
-        return String(project)
+        var path = path
+        return path.withUTF8 { bytes in
+            let start = prefix.utf8CodeUnitCount
+            let end = bytes.count - suffix.utf8CodeUnitCount
+            guard start < end else { return nil }
+            let project = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            guard !project.contains(UInt8(ascii: "/")) else { return nil }
+            return String(decoding: project, as: UTF8.self)
+        }
     }
 
     /// Google's error envelope's `error` member.
