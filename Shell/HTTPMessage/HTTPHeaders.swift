@@ -16,8 +16,8 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
     public typealias Element = (name: String, value: String)
 
     private let storage: Storage
-    /// Kept here, not read from the buffer's header: that is a class's stored property,
-    /// and each read of it was checked for exclusive access at run time.
+    /// The field count, kept here rather than in the buffer's header: that is a class's
+    /// stored property, and each read of it was checked for exclusive access at run time.
     public let endIndex: Int
 
     /// `count` fields, the field at each position given by `field` (read twice: once to
@@ -176,6 +176,5 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
             }
             return storage
         }
-
     }
 }
