@@ -226,16 +226,19 @@ final class APNsService {
                 // Member by member into room for all: a tray id added to a literal's five
                 // reallocated both of the object's arrays on every push shown in a tray.
                 var report = JSONObject(capacity: 6)
-                report["network"] = "apns"
-                report["status"] = 200
-                report["device"] = .string(target.id)
-                report["apns-id"] = .string(apnsID)
-                report["effect"] = .string(
-                    signatureChecked
-                        ? outcome.effect
-                        : outcome.effect
-                            + "; the provider token's signature was not checked (no key is registered with apns_key)")
-                if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
+                report.appendUnique("network", "apns")
+                report.appendUnique("status", 200)
+                report.appendUnique("device", .string(target.id))
+                report.appendUnique("apns-id", .string(apnsID))
+                report.appendUnique(
+                    "effect",
+                    .string(
+                        signatureChecked
+                            ? outcome.effect
+                            : outcome.effect
+                                + "; the provider token's signature was not checked (no key is registered with apns_key)"
+                    ))
+                if let trayID = outcome.trayID { report.appendUnique("tray_id", .string(trayID)) }
                 var responseHeaders = [(name: "apns-id", value: apnsID)]
                 if environment == .development {
                     responseHeaders.append((name: "apns-unique-id", value: ids.uuid().lowercased()))

@@ -213,12 +213,13 @@ final class FCMService {
     /// `POST /v1/projects/{project}/messages:send` with a bearer access token the OAuth
     /// endpoint issued; validated and delivered by the line protocol's `fcm` code.
     func answer(_ request: HTTPRequest) -> ServiceAnswer {
+        // Distinct literal keys, each added once: appended with no lookup.
         var report = JSONObject(capacity: 6)
-        report["network"] = "fcm"
+        report.appendUnique("network", "fcm")
         func refuse(_ error: FCMError) -> ServiceAnswer {
-            report["status"] = .integer(Int64(error.code))
-            report["error"] = .string(error.status)
-            report["effect"] = .string("refused: \(error.message)")
+            report.appendUnique("status", .integer(Int64(error.code)))
+            report.appendUnique("error", .string(error.status))
+            report.appendUnique("effect", .string("refused: \(error.message)"))
             let body = JSON.object(JSONObject([("error", .object(Self.envelope(error)))])).compactBytes
             return (
                 report, HTTPResponse(status: error.code, headers: [("content-type", "application/json")], body: body)
@@ -253,16 +254,19 @@ final class FCMService {
         case .failure(let error):
             return refuse(error)
         case .success(let sent):
-            report["status"] = 200
-            if let device = sent["device"] { report["device"] = device }
+            report.appendUnique("status", 200)
+            if let device = sent["device"] { report.appendUnique("device", device) }
             if let devices = sent["devices"]?.arrayValue {
-                report["devices"] = .array(
-                    devices.map { entry in
-                        .object(JSONObject([("device", entry["device"] ?? nil), ("result", entry["effect"] ?? nil)]))
-                    })
+                report.appendUnique(
+                    "devices",
+                    .array(
+                        devices.map { entry in
+                            .object(
+                                JSONObject([("device", entry["device"] ?? nil), ("result", entry["effect"] ?? nil)]))
+                        }))
             }
-            report["name"] = sent["name"]
-            report["effect"] = sent["effect"] ?? "sent"
+            if let name = sent["name"] { report.appendUnique("name", name) }
+            report.appendUnique("effect", sent["effect"] ?? "sent")
             let body = JSON.object(JSONObject([("name", sent["name"] ?? nil)])).compactBytes
             return (report, HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: body))
         }
