@@ -138,7 +138,9 @@ transport-test: deps
 	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/later_index_test
 
 # Every performance figure, one JSON line each, in release mode (Docs/Performance.md).
+# The instruction counts run both servers under valgrind's callgrind.
 bench: deps
+	@command -v valgrind >/dev/null || { echo "installing: valgrind"; $(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind; }
 	$(SWIFT) build -c release --product cxshell
 	$(SWIFT) build -c release --product cxbench
 	.build/release/cxbench

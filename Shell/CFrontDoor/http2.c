@@ -48,10 +48,14 @@ void http2_submit_answer(connection *c, stream *s) {
         return;
     }
     nva[0] = (nghttp2_nv){(uint8_t *)":status", (uint8_t *)status, 7, 3, NGHTTP2_NV_FLAG_NONE};
+    /* A value that never repeats (an id) is kept out of HPACK's dynamic table: there it
+       would push out the values that do repeat, and nghttp2 compares every entry of the
+       same name on each later lookup (~100 memcmp an APNs answer once the table is full
+       of apns-ids). */
     for (size_t i = 0; i < s->answer.header_count; i++) {
         const cx_http_header *h = &s->answer.headers[i];
         nva[i + 1] = (nghttp2_nv){(uint8_t *)h->name, (uint8_t *)h->value, h->name_len, h->value_len,
-                                  NGHTTP2_NV_FLAG_NONE};
+                                  h->unique ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE};
     }
     nghttp2_data_provider provider = {.source.ptr = s, .read_callback = read_answer_body};
     /* Answered before its request ended (413, 431), nghttp2 resets the stream with

@@ -36,6 +36,7 @@ void cx_http_answer_set(cx_http_answer *answer, int status, const cx_http_header
         text += h->name_len + 1;
         h->value = text;
         h->value_len = headers[i].value_len;
+        h->unique = headers[i].unique;
         memcpy(text, headers[i].value, h->value_len);
         text[h->value_len] = 0;
         text += h->value_len + 1;
@@ -171,7 +172,7 @@ void request_answer(connection *c, stream *s, int refusal) {
         }
         for (size_t i = 0; i < s->header_count; i++)
             headers[i] = (cx_http_header){request_header_name(s, i), s->spans[i].name_len,
-                                          request_header_value(s, i), s->spans[i].value_len};
+                                          request_header_value(s, i), s->spans[i].value_len, false};
         cx_http_request request = {
             .door = c->door,
             .server_name = c->server_name[0] ? c->server_name : NULL,

@@ -118,9 +118,10 @@ private func frontDoorLaterGone(_ context: UnsafeMutableRawPointer?, _ id: cx_ht
 /// Headers as the C transport takes them (it copies them by length), alive while `body`
 /// runs: their bytes and the array both in temporary storage (the stack, for an answer's
 /// few headers), with no allocation. Every answer passes here.
-func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (UnsafePointer<cx_http_header>?, Int) -> T)
-    -> T
-{
+func withCHeaders<T>(
+    _ headers: [(name: String, value: String)], unique: UInt64 = 0,
+    _ body: (UnsafePointer<cx_http_header>?, Int) -> T
+) -> T {
     var size = 0
     // By index: iterating would copy each name and value (a retain and a release each).
     for index in headers.indices { size += headers[index].name.utf8.count + headers[index].value.utf8.count }
@@ -145,7 +146,9 @@ func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (Unsafe
                 let (value, valueLength) = copy(headers[index].value)
                 cHeaders.initializeElement(
                     at: index,
-                    to: cx_http_header(name: name, name_len: nameLength, value: value, value_len: valueLength))
+                    to: cx_http_header(
+                        name: name, name_len: nameLength, value: value, value_len: valueLength,
+                        unique: index < 64 && unique & (1 << index) != 0))
             }
             defer { cHeaders.deinitialize() }
             return body(UnsafePointer(cHeaders.baseAddress), headers.count)
@@ -157,7 +160,7 @@ func withCHeaders<T>(_ headers: [(name: String, value: String)], _ body: (Unsafe
 func sendPiece(_ piece: HTTPLater.Piece, door: OpaquePointer, id: cx_http_later) {
     switch piece {
     case .complete(let response):
-        withCHeaders(response.headers) { headers, count in
+        withCHeaders(response.headers, unique: response.uniqueHeaders) { headers, count in
             response.body.withUnsafeBufferPointer { body in
                 cx_front_door_complete(door, id, Int32(response.status), headers, count, body.baseAddress, body.count)
             }
@@ -214,7 +217,7 @@ private func frontDoorHandler(
     // Not handed over: this goes now, and nothing was done.
     cx_http_answer_later_cancel(answer)
     let busy = box.busy(parsed)
-    withCHeaders(busy.headers) { headers, count in
+    withCHeaders(busy.headers, unique: busy.uniqueHeaders) { headers, count in
         busy.body.withUnsafeBufferPointer {
             cx_http_answer_set(answer, Int32(busy.status), headers, count, $0.baseAddress, $0.count)
         }

@@ -142,7 +142,7 @@ final class RequestHandoff: @unchecked Sendable {
     /// (an answer given later again: a long poll, a stream, a latency rule's wait).
     private func settle(door: OpaquePointer, id: cx_http_later, _ response: HTTPResponse) {
         let hold: Int64 = response.later.map { Int64($0.waitMilliseconds) } ?? -1
-        withCHeaders(response.headers) { headers, count in
+        withCHeaders(response.headers, unique: response.uniqueHeaders) { headers, count in
             response.body.withUnsafeBufferPointer { body in
                 cx_front_door_settle(
                     door, id, Int32(response.status), headers, count, body.baseAddress, body.count,

@@ -87,6 +87,11 @@ public struct HTTPRequest: Sendable {
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
+    /// The headers whose values are made for this answer alone, such as an id: bit `i`
+    /// stands for `headers[i]`. HTTP/2 sends them as literals never indexed, out of the
+    /// connection's HPACK table, where values that never repeat would push out those
+    /// that do and lengthen every later lookup. HTTP/1.1 has no table and ignores it.
+    public var uniqueHeaders: UInt64 = 0
     public var body: [UInt8]
     /// When set, the real answer comes later through it, and this one is what is sent if
     /// its wait passes first.

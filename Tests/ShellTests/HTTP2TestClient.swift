@@ -19,6 +19,9 @@ final class HTTP2TestClient {
     /// Request body bytes handed to nghttp2 (and so sent, or about to be).
     private(set) var bodyBytesSent = 0
     private(set) var statuses: [Int32: String] = [:]
+    /// Each answer's header fields as they arrived, and whether each came as a literal
+    /// never indexed (HPACK), which nghttp2 tells its reader.
+    private(set) var headers: [Int32: [(name: String, value: String, neverIndexed: Bool)]] = [:]
     private(set) var resets: [Int32: UInt32] = [:]
     private(set) var closed = false
     /// The last stream id of the GOAWAY the server sent, if it sent one.
@@ -32,13 +35,15 @@ final class HTTP2TestClient {
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
-            _, frame, name, nameLength, value, valueLength, _, user in
+            _, frame, name, nameLength, value, valueLength, flags, user in
             let client = Unmanaged<HTTP2TestClient>.fromOpaque(user!).takeUnretainedValue()
+            guard let frame else { return 0 }
+            let stream = frame.pointee.hd.stream_id
             let name = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
-            if name == ":status", let frame {
-                client.statuses[frame.pointee.hd.stream_id] = String(
-                    decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
-            }
+            let value = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
+            if name == ":status" { client.statuses[stream] = value }
+            let neverIndexed = flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0
+            client.headers[stream, default: []].append((name, value, neverIndexed))
             return 0
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, error, user in

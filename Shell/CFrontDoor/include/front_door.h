@@ -17,6 +17,9 @@ typedef struct cx_http_header {
     size_t name_len;
     const char *value;
     size_t value_len;
+    /* In an answer: the value is made for this answer alone (an id), and HTTP/2 sends it
+       as a literal never indexed, out of the connection's HPACK table. False in requests. */
+    bool unique;
 } cx_http_header;
 
 /* One complete request. Pointers are valid during the handler call only. The

@@ -186,9 +186,8 @@ final class NetworkDoor {
             // A generator of its own (seeded once from the system's), not Foundation's
             // UUID: its formatting alone is some 6,600 instructions, paid when busiest.
             var ids = IDGenerator()
-            return HTTPResponse(
-                status: 503,
-                headers: [("apns-id", request.header("apns-id") ?? ids.uuid()), ("content-type", "application/json")],
+            return APNsService.response(
+                status: 503, apnsID: request.header("apns-id") ?? ids.uuid(),
                 body: Array(#"{"reason":"ServiceUnavailable"}"#.utf8))
         case .fcm:
             return FCMService.chaosAnswer("UNAVAILABLE", retryAfter: 1).1

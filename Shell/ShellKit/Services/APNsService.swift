@@ -213,10 +213,7 @@ final class APNsService {
             var body = JSONObject([("reason", .string(rejection.reason))])
             if let timestamp = rejection.timestamp { body["timestamp"] = .integer(timestamp) }
             return (
-                report,
-                HTTPResponse(
-                    status: rejection.status, headers: [("apns-id", apnsID), ("content-type", "application/json")],
-                    body: JSON.object(body).compactBytes)
+                report, Self.response(status: rejection.status, apnsID: apnsID, body: JSON.object(body).compactBytes)
             )
         case .success(let notification):
             do {
@@ -239,11 +236,8 @@ final class APNsService {
                                 + "; the provider token's signature was not checked (no key is registered with apns_key)"
                     ))
                 if let trayID = outcome.trayID { report.appendUnique("tray_id", .string(trayID)) }
-                var responseHeaders = [(name: "apns-id", value: apnsID)]
-                if environment == .development {
-                    responseHeaders.append((name: "apns-unique-id", value: ids.uuid().lowercased()))
-                }
-                return (report, HTTPResponse(status: 200, headers: responseHeaders))
+                let uniqueID = environment == .development ? ids.uuid().lowercased() : nil
+                return (report, Self.response(status: 200, apnsID: apnsID, uniqueID: uniqueID))
             } catch {
                 return (
                     JSONObject([("network", "apns"), ("status", 500), ("effect", .string("\(error)"))]),
@@ -300,12 +294,18 @@ final class APNsService {
             ("network", "apns"), ("status", .integer(Int64(rejection.status))), ("apns-id", .string(apnsID)),
             ("reason", .string(name)),
         ])
-        return (
-            report,
-            HTTPResponse(
-                status: rejection.status, headers: [("apns-id", apnsID), ("content-type", "application/json")],
-                body: JSON.object(body).compactBytes)
-        )
+        return (report, Self.response(status: rejection.status, apnsID: apnsID, body: JSON.object(body).compactBytes))
+    }
+
+    /// APNs's answer: its `apns-id` (and from the development environment its
+    /// `apns-unique-id`), both marked unique to the answer, and a JSON body when it has one.
+    static func response(status: Int, apnsID: String, uniqueID: String? = nil, body: [UInt8] = []) -> HTTPResponse {
+        var headers = [(name: "apns-id", value: apnsID)]
+        if let uniqueID { headers.append((name: "apns-unique-id", value: uniqueID)) }
+        if !body.isEmpty { headers.append((name: "content-type", value: "application/json")) }
+        var response = HTTPResponse(status: status, headers: headers, body: body)
+        response.uniqueHeaders = uniqueID == nil ? 0b1 : 0b11
+        return response
     }
 }
 

@@ -8,7 +8,9 @@ import OrderedJSON
 /// threads while h2load sends `pushes` valid APNs pushes (and FCM messages), and the same
 /// for nghttpd answering the same requests with a static 200 (the floor). Counting is
 /// zeroed after a warm-up and dumped after the run (`callgrind_control`), so start-up and
-/// the world's setup are left out.
+/// the world's setup are left out. `CXBENCH_KEEP_PROFILES=DIR` copies the dumps (the shell's
+/// and nghttpd's, APNs then FCM) and the shell's stripped binary into DIR, for
+/// `callgrind_annotate`.
 enum InstructionBenchmark {
     static let pushes = 5_000
     static let devices = 100
@@ -32,6 +34,7 @@ enum InstructionBenchmark {
             return
         }
         defer { shell.stop() }
+        keep(binary, as: "cxshell")
         // The world: iOS devices registered; one Android app; an APNs key and an FCM access token.
         let tokens = FrontDoorBenchmark.iosTokens(shell: shell, count: devices)
         _ = shell.send(#"{"op":"device","platform":"android"}"#)
@@ -89,7 +92,9 @@ enum InstructionBenchmark {
                     return nil
                 }
                 dump += 1
-                return instructions(in: "\(out).\(dump)").map { Double($0) / Double(Self.pushes) }
+                let counted = instructions(in: "\(out).\(dump)")
+                keep("\(out).\(dump)", as: "\(service.name)-\(URL(fileURLWithPath: out).lastPathComponent)")
+                return counted.map { Double($0) / Double(Self.pushes) }
             }
             let ours = perRequest(shell.process.processIdentifier, shell.port, work + "/shell.cg", &dumps.shell)
             let floor = perRequest(nghttpd.processIdentifier, floorPort, work + "/nghttpd.cg", &dumps.floor)
@@ -107,6 +112,14 @@ enum InstructionBenchmark {
                 ], target: "ratio <= \(service.target)", met: ours / floor <= service.target,
                 note: "callgrind, both threads, h2c, 10 connections x 100 streams, after a warm-up")
         }
+    }
+
+    /// Copies `path` into `CXBENCH_KEEP_PROFILES` under `name`, when that is set.
+    static func keep(_ path: String, as name: String) {
+        guard let directory = ProcessInfo.processInfo.environment["CXBENCH_KEEP_PROFILES"] else { return }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: directory + "/" + name)
+        try? FileManager.default.copyItem(atPath: path, toPath: directory + "/" + name)
     }
 
     /// The `summary:` line of a callgrind dump: the instructions it counted.
