@@ -15,7 +15,7 @@ static void handler(void *context, const cx_http_request *request, cx_http_answe
     if (request->body_len > (1 << 20)) abort();
     for (size_t i = 0; i < request->header_count; i++)
         if (!request->headers[i].name || !request->headers[i].value) abort();
-    static const cx_http_header headers[] = {{"content-type", 12, "application/json", 16}};
+    static const cx_http_header headers[] = {{"content-type", 12, "application/json", 16, false}};
     cx_http_answer_set(answer, 200, headers, 1, (const unsigned char *)"{}", 2);
 }
 
