@@ -148,7 +148,7 @@ func withCHeaders<T>(
                     at: index,
                     to: cx_http_header(
                         name: name, name_len: nameLength, value: value, value_len: valueLength,
-                        unique: index < 64 && unique & (1 << index) != 0))
+                        unique: unique & (1 << index) != 0))
             }
             defer { cHeaders.deinitialize() }
             return body(UnsafePointer(cHeaders.baseAddress), headers.count)

@@ -88,9 +88,8 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     /// The headers whose values are made for this answer alone, such as an id: bit `i`
-    /// stands for `headers[i]`. HTTP/2 sends them as literals never indexed, out of the
-    /// connection's HPACK table, where values that never repeat would push out those
-    /// that do and lengthen every later lookup. HTTP/1.1 has no table and ignores it.
+    /// stands for `headers[i]` (set by `appendHeader(_:_:unique:)`). HTTP/2 sends them as
+    /// literals never indexed, out of the connection's HPACK table; HTTP/1.1 ignores it.
     public var uniqueHeaders: UInt64 = 0
     public var body: [UInt8]
     /// When set, the real answer comes later through it, and this one is what is sent if
@@ -103,6 +102,13 @@ public struct HTTPResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// Appends a header; when `unique`, marks it in `uniqueHeaders` (past the 64th header
+    /// no mark is kept, and the header goes indexed like any other).
+    public mutating func appendHeader(_ name: String, _ value: String, unique: Bool = false) {
+        if unique && headers.count < UInt64.bitWidth { uniqueHeaders |= 1 << headers.count }
+        headers.append((name, value))
     }
 
     /// A 503 that names no service: the world has as many requests in hand as it holds.

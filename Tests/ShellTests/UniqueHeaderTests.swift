@@ -23,9 +23,9 @@ import Testing
                         $0 += 1
                         return $0
                     }
-                    var response = HTTPResponse(
-                        status: 200, headers: [("x-answer-id", "id-\(number)"), ("content-type", "text/plain")])
-                    if request.path == "/unique" { response.uniqueHeaders = 0b1 }
+                    var response = HTTPResponse(status: 200)
+                    response.appendHeader("x-answer-id", "id-\(number)", unique: request.path == "/unique")
+                    response.appendHeader("content-type", "text/plain")
                     return response
                 }
             })

@@ -300,11 +300,11 @@ final class APNsService {
     /// APNs's answer: its `apns-id` (and from the development environment its
     /// `apns-unique-id`), both marked unique to the answer, and a JSON body when it has one.
     static func response(status: Int, apnsID: String, uniqueID: String? = nil, body: [UInt8] = []) -> HTTPResponse {
-        var headers = [(name: "apns-id", value: apnsID)]
-        if let uniqueID { headers.append((name: "apns-unique-id", value: uniqueID)) }
-        if !body.isEmpty { headers.append((name: "content-type", value: "application/json")) }
-        var response = HTTPResponse(status: status, headers: headers, body: body)
-        response.uniqueHeaders = uniqueID == nil ? 0b1 : 0b11
+        var response = HTTPResponse(status: status, body: body)
+        response.headers.reserveCapacity(3)
+        response.appendHeader("apns-id", apnsID, unique: true)
+        if let uniqueID { response.appendHeader("apns-unique-id", uniqueID, unique: true) }
+        if !body.isEmpty { response.appendHeader("content-type", "application/json") }
         return response
     }
 }
