@@ -11,6 +11,10 @@ public struct APNsRequest: Sendable {
     public var parsedBody: JSON?
     /// The device token, when not given by a `:path` header.
     public var token: String?
+    /// The token `:path` names as `normalizedToken` gives it, when the caller has it
+    /// (nil when it is not an even number of hex digits); saves cutting and reading it
+    /// a second time. The path is still checked.
+    public var normalizedPathToken: String?
     /// Which APNs host the request went to.
     public var environment: APNsEnvironment
 
@@ -201,7 +205,7 @@ extension APNsRequest {
     /// token and topic, before the payload) with the token's record, and its refusal
     /// answers.
     public func validate(
-        tokens: (String) -> APNsTokenRecord?, authorize: ((APNsTokenRecord) -> APNsRejection?)? = nil
+        tokens: (String) -> APNsTokenRecord?, authorize: (APNsTokenRecord) -> APNsRejection? = { _ in nil }
     ) -> Result<APNsNotification, APNsRejection> {
         func reject(_ status: Int, _ reason: String, _ detail: String) -> Result<APNsNotification, APNsRejection> {
             .failure(APNsRejection(status: status, reason: reason, detail: detail))
@@ -233,6 +237,7 @@ extension APNsRequest {
                 "apns-push-type '\(pushType)' is not one of \(Self.pushTypes.joined(separator: ", "))")
         }
         var token = self.token ?? ""
+        var known: String?
         if let path = headers.path {
             // As bytes: Character by Character, the prefix test and the cut were over
             // 1,000 instructions of every push. The prefix is ASCII, so the cut is a
@@ -241,10 +246,11 @@ extension APNsRequest {
             guard path.hasBytePrefix(prefix) else {
                 return reject(404, "BadPath", "the path must be /3/device/<token>, got \(path)")
             }
-            token = String(path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8CodeUnitCount)...])
+            known = normalizedPathToken
+            token = known ?? String(path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8CodeUnitCount)...])
         }
         if token.isEmpty { return reject(400, "MissingDeviceToken", "the device token is empty") }
-        guard let normalized = Self.normalizedToken(token) else {
+        guard let normalized = known ?? Self.normalizedToken(token) else {
             return reject(400, "BadDeviceToken", "the device token must be an even number of hex digits")
         }
         guard let record = tokens(normalized) else {
@@ -261,7 +267,7 @@ extension APNsRequest {
             return reject(
                 400, "DeviceTokenNotForTopic", "the token belongs to topic \(expectedTopic), not \(topic)")
         }
-        if let refusal = authorize?(record) { return .failure(refusal) }
+        if let refusal = authorize(record) { return .failure(refusal) }
         if let retired = record.retiredAt {
             return .failure(
                 APNsRejection(

@@ -178,8 +178,11 @@ final class APNsService {
             return plainAnswer("apns", 505, "APNs takes HTTP/2 only; this request came over HTTP/1.1")
         }
         let headers = APNsHeaders(request)
-        // The token is looked up once: for the environment, the validator and the delivery.
-        let token = Self.token(request)
+        // The token is read and looked up once: for the environment, the validator and
+        // the delivery.
+        let pathToken = Self.pathToken(request)
+        let normalized = APNsRequest.normalizedToken(pathToken)
+        let token = normalized ?? pathToken.lowercased()
         let entry = world.registry.entry(token: token)
         let environment = environment ?? entry?.apnsRecord?.environment ?? .production
         let result: Result<APNsNotification, APNsRejection>
@@ -191,9 +194,13 @@ final class APNsService {
         } else {
             let now = Double(world.clock()) / 1000
             let registry = world.registry
-            let tokens = { $0 == token ? entry?.apnsRecord : registry.apnsRecord($0) }
-            result = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
-                .validate(tokens: tokens) { [self] record in
+            var push = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
+            push.normalizedPathToken = normalized
+            // Closures passed straight in, so that neither escapes: their captures stay on
+            // the stack, where a closure kept in a constant was allocated on every push.
+            result = push.validate(
+                tokens: { $0 == token ? entry?.apnsRecord : registry.apnsRecord($0) },
+                authorize: { [self] record in
                     switch keys.check(authorization: headers.authorization, team: record.team, now: now) {
                     case .success(let accepted):
                         signatureChecked = accepted.signatureChecked
@@ -201,7 +208,7 @@ final class APNsService {
                     case .failure(let refusal):
                         return APNsRejection(status: 403, reason: refusal.reason, detail: refusal.detail)
                     }
-                }
+                })
         }
         switch result {
         case .failure(let rejection):
@@ -249,10 +256,15 @@ final class APNsService {
 
     /// The device token of `/3/device/<token>`, lowercased as APNs compares it.
     static func token(_ request: HTTPRequest) -> String {
+        let token = pathToken(request)
+        return APNsRequest.normalizedToken(token) ?? token.lowercased()
+    }
+
+    /// What follows `/3/device/` in the path, as sent.
+    private static func pathToken(_ request: HTTPRequest) -> String {
         // Decoded, not cut as characters: a path that does not start `/3/device/` may put
         // the cut inside a character, where the cut text is no String (the fuzzer's find).
-        let token = String(decoding: (request.path ?? "").utf8.dropFirst("/3/device/".utf8.count), as: UTF8.self)
-        return APNsRequest.normalizedToken(token) ?? token.lowercased()
+        String(decoding: (request.path ?? "").utf8.dropFirst("/3/device/".utf8.count), as: UTF8.self)
     }
 
     // MARK: Chaos
