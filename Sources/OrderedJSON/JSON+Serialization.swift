@@ -37,8 +37,8 @@ extension JSON {
         case .string(let value): value.utf8.count * 6 + 2
         case .array(let elements): elements.reduce(elements.count + 2) { $0 + $1.sizeBound }
         case .object(let object):
-            object.keys.indices.reduce(object.keys.count * 2 + 2) {
-                $0 + object.keys[$1].utf8.count * 6 + 2 + object.values[$1].sizeBound
+            object.members.reduce(object.members.count * 2 + 2) {
+                $0 + $1.key.utf8.count * 6 + 2 + $1.value.sizeBound
             }
         }
     }
@@ -249,9 +249,9 @@ extension JSONObject {
     public var compactText: String { JSON.object(self).compactText }
 
     var serializedSize: Int {
-        var size = Swift.max(keys.count - 1, 0) + 2 + keys.count
-        for index in keys.indices {
-            size += JSON.serializedSize(of: keys[index]) + values[index].serializedSize
+        var size = Swift.max(members.count - 1, 0) + 2 + members.count
+        for (key, value) in members {
+            size += JSON.serializedSize(of: key) + value.serializedSize
         }
         return size
     }
@@ -260,14 +260,14 @@ extension JSONObject {
         var end = at
         end.pointee = UInt8(ascii: "{")
         end += 1
-        for index in keys.indices {
+        for index in members.indices {
             if index > 0 {
                 end.pointee = UInt8(ascii: ",")
                 end += 1
             }
-            end = JSON.writeString(keys[index], into: end)
+            end = JSON.writeString(members[index].key, into: end)
             end.pointee = UInt8(ascii: ":")
-            end = values[index].write(into: end + 1)
+            end = members[index].value.write(into: end + 1)
         }
         end.pointee = UInt8(ascii: "}")
         return end + 1

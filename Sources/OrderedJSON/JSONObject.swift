@@ -6,12 +6,12 @@
 public struct JSONObject: Sendable, Hashable, Sequence {
     public typealias Member = (key: String, value: JSON)
 
-    @usableFromInline var keys: [String]
-    @usableFromInline var values: [JSON]
+    /// Keys and values side by side in one array: two arrays were two allocations (and
+    /// two releases) for every object a push parses or reports, some five a push.
+    @usableFromInline var members: [Member]
 
     @inlinable public init() {
-        keys = []
-        values = []
+        members = []
     }
 
     /// No members yet, with room for `capacity` (a report that adds its members one by
@@ -29,18 +29,18 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         for (key, value) in members { self[key] = value }
     }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
-    public var orderedKeys: [String] { keys }
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+    public var orderedKeys: [String] { members.map(\.key) }
 
     public struct Iterator: IteratorProtocol {
         let object: JSONObject
         var index = 0
 
         public mutating func next() -> Member? {
-            guard index < object.keys.count else { return nil }
+            guard index < object.members.count else { return nil }
             defer { index += 1 }
-            return (object.keys[index], object.values[index])
+            return object.members[index]
         }
     }
 
@@ -50,7 +50,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// different strings calls into the runtime, and every push looks up a dozen keys.
     @inlinable public func index(of key: String) -> Int? {
         let length = key.utf8.count
-        return keys.firstIndex { $0.utf8.count == length && $0 == key }
+        return members.firstIndex { $0.key.utf8.count == length && $0.key == key }
     }
 
     public func contains(_ key: String) -> Bool {
@@ -60,18 +60,16 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// The value of `key`; setting `nil` removes the member, setting a value
     /// replaces it in place or appends it at the end.
     @inlinable public subscript(key: String) -> JSON? {
-        get { index(of: key).map { values[$0] } }
+        get { index(of: key).map { members[$0].value } }
         set {
             if let at = index(of: key) {
                 if let newValue {
-                    values[at] = newValue
+                    members[at].value = newValue
                 } else {
-                    keys.remove(at: at)
-                    values.remove(at: at)
+                    members.remove(at: at)
                 }
             } else if let newValue {
-                keys.append(key)
-                values.append(newValue)
+                members.append((key, newValue))
             }
         }
     }
@@ -79,24 +77,25 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// Room for `count` members, made once (the parser knows each object's size, and a
     /// reply its usual one), so that appending up to that many reallocates nothing.
     @inlinable public mutating func reserveCapacity(_ count: Int) {
-        keys.reserveCapacity(count)
-        values.reserveCapacity(count)
+        members.reserveCapacity(count)
     }
 
     /// Appends a member the caller knows is new, with no lookup: the parser, whose input
     /// has unique keys, and a report made of distinct literal keys (a lookup each was
     /// ~120 instructions, six a push). A key already present would be there twice.
     @inlinable public mutating func appendUnique(_ key: String, _ value: JSON) {
-        keys.append(key)
-        values.append(value)
+        members.append((key, value))
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.keys == rhs.keys && lhs.values == rhs.values
+        lhs.members.elementsEqual(rhs.members) { $0.key == $1.key && $0.value == $1.value }
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(keys)
-        hasher.combine(values)
+        hasher.combine(members.count)
+        for (key, value) in members {
+            hasher.combine(key)
+            hasher.combine(value)
+        }
     }
 }

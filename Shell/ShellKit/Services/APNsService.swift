@@ -228,7 +228,7 @@ final class APNsService {
                 let (target, outcome) = try deliver(notification, holder: holder)
                 let apnsID = headers.id ?? target.makeAPNsID()
                 // Member by member into room for all: a tray id added to a literal's five
-                // reallocated both of the object's arrays on every push shown in a tray.
+                // reallocated the object's members on every push shown in a tray.
                 var report = JSONObject(capacity: 6)
                 report.appendUnique("network", "apns")
                 report.appendUnique("status", 200)
