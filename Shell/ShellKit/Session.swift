@@ -101,7 +101,17 @@ public final class Session {
 
     /// The services behind the front door, chosen by host, then by path, and the
     /// inspector; the same validators as the line protocol's.
-    public func handle(network request: HTTPRequest) -> NetworkExchange { network.handle(request) }
+    public func handle(network request: HTTPRequest) -> NetworkExchange {
+        var output: [UInt8] = []
+        let response = network.handle(request, writingLinesTo: &output)
+        return NetworkExchange(output: output, response: response)
+    }
+
+    /// The same, its lines appended to `output` as bytes, each ended by a newline: what
+    /// a server writes out, with no `String` made of them.
+    public func handle(network request: HTTPRequest, writingLinesTo output: inout [UInt8]) -> HTTPResponse {
+        network.handle(request, writingLinesTo: &output)
+    }
 
     /// The services a `tls_fail` rule may fail a handshake for, readable from any thread.
     public var handshakeFaults: HandshakeFaults { world.chaos.handshakeFaults }

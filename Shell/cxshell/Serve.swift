@@ -201,7 +201,7 @@ enum Serve {
                         guard faults.mayFail(serverName: host) else { return true }
                         return world.withLock { world in
                             let (allowed, lines) = world.session.handshake(serverName: host)
-                            world.pending += lines
+                            world.add(lines)
                             world.flush()
                             return allowed
                         }
@@ -212,9 +212,7 @@ enum Serve {
                     batches: { requests in
                         world.withLock { world in
                             let responses = requests.map { request in
-                                let exchange = world.session.handle(network: request)
-                                world.pending += exchange.lines
-                                return exchange.response
+                                world.session.handle(network: request, writingLinesTo: &world.pending)
                             }
                             world.flush()
                             return responses
@@ -306,15 +304,24 @@ enum Serve {
     }
 }
 
-/// The world and the network's lines not written yet.
+/// The world and the network's lines not written yet, as the bytes that go out.
 struct ServedSession {
     let session: Session
-    var pending: [String] = []
+    /// Whole lines, each ended by a newline.
+    var pending: [UInt8] = []
+
+    mutating func add(_ lines: [String]) {
+        for line in lines {
+            pending.append(contentsOf: line.utf8)
+            pending.append(0x0A)
+        }
+    }
 
     /// Writes the pending lines.
     mutating func flush() {
         defer { pending.removeAll(keepingCapacity: true) }
-        writeLines(pending)
+        guard !pending.isEmpty, !ServeOutput.shared.isGone else { return }
+        if !writeAll(pending, to: 1) { ServeOutput.shared.readerWent() }
     }
 }
 

@@ -51,9 +51,17 @@ extension JSON {
         }
     }
 
-    /// Appends the compact serialization to `output`.
+    /// Appends the compact serialization to `output`: written once into room for the
+    /// worst case, as `compactText` is, and copied in; no array or `String` of its own.
     public func write(to output: inout [UInt8]) {
-        output.append(contentsOf: compactBytes)
+        let bound = sizeBound
+        guard bound <= Self.largestRoomForTheWorstCase else { return output.append(contentsOf: compactBytes) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
+            guard let base = room.baseAddress else { return }
+            let written = write(into: base) - base
+            precondition(written <= room.count, "sizeBound is below what was written")
+            output.append(contentsOf: UnsafeBufferPointer(start: base, count: written))
+        }
     }
 
     /// How many bytes the compact serialization takes.

@@ -10,6 +10,16 @@ import SimulatedDevice
 public struct NetworkExchange: Sendable {
     public let lines: [String]
     public let response: HTTPResponse
+
+    public init(lines: [String], response: HTTPResponse) {
+        self.lines = lines
+        self.response = response
+    }
+
+    /// The lines as `Session.handle(network:writingLinesTo:)` wrote them, each ended by a newline.
+    init(output: [UInt8], response: HTTPResponse) {
+        self.init(lines: output.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }, response: response)
+    }
 }
 
 /// The front door as a door onto the world: a request the transport parsed is routed
@@ -41,13 +51,17 @@ final class NetworkDoor {
         self.inspector = inspector
     }
 
-    func handle(_ request: HTTPRequest) -> NetworkExchange {
+    /// Answers `request`, appending the lines it writes to `output`, each ended by a
+    /// newline: the report goes in as bytes, never a `String` (a third of a report line's
+    /// cost was making a `String` of it, copied into the output right after).
+    func handle(_ request: HTTPRequest, writingLinesTo output: inout [UInt8]) -> HTTPResponse {
         world.begin()
         let route = Self.route(request)
         if route == .inspector, let inspectorSettings {
             // It writes what it changed itself, and logs only writes.
             let answer = inspector.answer(request, settings: inspectorSettings)
-            return NetworkExchange(lines: answer.lines, response: answer.response)
+            Self.append(answer.lines, to: &output)
+            return answer.response
         }
         let (report, response): ServiceAnswer
         switch route {
@@ -67,9 +81,13 @@ final class NetworkDoor {
         }
         let problem = world.settle()
         let deliveries = world.takeDeliveries()
-        var lines = deliveries
-        if let problem { lines.append(JSONObject([("network", "error"), ("effect", .string(problem))]).compactText) }
-        lines.append(report.compactText)
+        Self.append(deliveries, to: &output)
+        if let problem {
+            JSONObject([("network", "error"), ("effect", .string(problem))]).write(to: &output)
+            output.append(0x0A)
+        }
+        report.write(to: &output)
+        output.append(0x0A)
         world.finish(source: report["network"]?.stringValue ?? "http", status: response.status, deliveries: deliveries)
         {
             var record = Self.record(of: request, report: report, deliveries: deliveries)
@@ -77,7 +95,15 @@ final class NetworkDoor {
                 tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
             return record
         }
-        return NetworkExchange(lines: lines, response: response)
+        return response
+    }
+
+    /// Appends each line and a newline.
+    static func append(_ lines: [String], to output: inout [UInt8]) {
+        for line in lines {
+            output.append(contentsOf: line.utf8)
+            output.append(0x0A)
+        }
     }
 
     /// Whether a TLS handshake for `serverName` may go on: not when a `tls_fail` rule for
