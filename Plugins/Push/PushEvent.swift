@@ -51,13 +51,15 @@ public enum PushEvent {
     public static func android(
         data: JSONObject, notificationTitle: String?, notificationBody: String?, action: NotificationAction
     ) -> JSONObject {
-        var event = JSONObject()
+        // Room for all at once, and no lookup for what cannot be there yet: `data`'s keys
+        // are unique, and the reserved key is left out of them.
+        var event = JSONObject(capacity: data.count + 3)
         for (key, value) in data where !isReserved(key) && !isAndroidReserved(key) {
-            event[key] = value
+            event.appendUnique(key, value)
         }
         addMissing("title", notificationTitle.map(JSON.string), to: &event)
         addMissing("body", notificationBody.map(JSON.string), to: &event)
-        event[reservedKey] = .string(action.rawValue)
+        event.appendUnique(reservedKey, .string(action.rawValue))
         return event
     }
 

@@ -376,7 +376,7 @@ extension FCMRequest {
     }
 
     static func rejectUnknown(in object: JSONObject, allowed: [String], at path: String?) throws(FCMError) {
-        guard let unknown = object.orderedKeys.first(where: { !allowed.contains($0) }) else { return }
+        guard let unknown = object.lazy.map(\.key).first(where: { !allowed.contains($0) }) else { return }
         let location = path.map { " at '\($0)'" } ?? ""
         throw .invalidArgument(
             "Invalid JSON payload received. Unknown name \"\(unknown)\"\(location): Cannot find field.")

@@ -31,6 +31,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     public var count: Int { members.count }
     public var isEmpty: Bool { members.isEmpty }
+    /// The keys in order, as a new array: a reader that stops early iterates the object.
     public var orderedKeys: [String] { members.map(\.key) }
 
     public struct Iterator: IteratorProtocol {
