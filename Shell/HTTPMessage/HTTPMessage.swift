@@ -104,6 +104,14 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
+    /// A JSON answer: `content-type: application/json` and `body`. The header list is
+    /// one made once and shared; a literal one was an allocation of every answer.
+    public static func json(status: Int, body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: jsonContentType, body: body)
+    }
+
+    private static let jsonContentType: [(name: String, value: String)] = [("content-type", "application/json")]
+
     /// Appends a header; when `unique`, marks it in `uniqueHeaders` (past the 64th header
     /// no mark is kept, and the header goes indexed like any other).
     public mutating func appendHeader(_ name: String, _ value: String, unique: Bool = false) {

@@ -161,9 +161,7 @@ extension AppwriteService {
         report["error"] = .string(error.type)
         return (
             report,
-            HTTPResponse(
-                status: error.status, headers: [("content-type", "application/json")],
-                body: JSON.object(error.body).compactBytes)
+            HTTPResponse.json(status: error.status, body: JSON.object(error.body).compactBytes)
         )
     }
 }

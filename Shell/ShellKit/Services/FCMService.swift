@@ -222,7 +222,7 @@ final class FCMService {
             report.appendUnique("effect", .string("refused: \(error.message)"))
             let body = JSON.object(JSONObject([("error", .object(Self.envelope(error)))])).compactBytes
             return (
-                report, HTTPResponse(status: error.code, headers: [("content-type", "application/json")], body: body)
+                report, HTTPResponse.json(status: error.code, body: body)
             )
         }
         let path = request.path ?? ""
@@ -267,9 +267,20 @@ final class FCMService {
             }
             if let name = sent["name"] { report.appendUnique("name", name) }
             report.appendUnique("effect", sent["effect"] ?? "sent")
-            let body = JSON.object(JSONObject([("name", sent["name"] ?? nil)])).compactBytes
-            return (report, HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: body))
+            return (report, HTTPResponse.json(status: 200, body: Self.sentBody(name: sent["name"]?.stringValue)))
         }
+    }
+
+    /// FCM's answer to a message it sent, `{"name":"projects/…/messages/…"}`, written as
+    /// bytes: an object made for it, measured and serialized was ~1,800 instructions a message.
+    static func sentBody(name: String?) -> [UInt8] {
+        guard let name else { return Array(#"{"name":null}"#.utf8) }
+        var body: [UInt8] = []
+        body.reserveCapacity(name.utf8.count + 12)
+        body.append(contentsOf: #"{"name":"#.utf8)
+        JSON.writeString(name, to: &body)
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
     /// The `{project}` of `/v1/projects/{project}/messages:send`.

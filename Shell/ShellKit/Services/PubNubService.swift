@@ -305,8 +305,7 @@ final class PubNubService {
         ])
         return (
             report,
-            HTTPResponse(
-                status: status, headers: [("content-type", "application/json")], body: JSON.object(body).compactBytes)
+            HTTPResponse.json(status: status, body: JSON.object(body).compactBytes)
         )
     }
 }

@@ -1,0 +1,20 @@
+import OrderedJSON
+import Testing
+
+@testable import ShellKit
+
+/// FCM's answer to a message it sent is written as bytes (`FCMService.sentBody`): the
+/// same text as the object `{"name":…}` serialized, for any name.
+@Suite struct FCMAnswerBodyTests {
+    @Test func theBodyIsTheObjectOfItsNameSerialized() throws {
+        let names: [String?] = [
+            "projects/demo/messages/0:1700000000000000%abcdef", "", #"quote " and \ backslash"#,
+            "control \u{01}\u{1F}\n\t", "non-ASCII é 🙂", String(repeating: "x", count: 5000), nil,
+        ]
+        for name in names {
+            let expected = JSON.object(JSONObject([("name", name.map(JSON.string) ?? .null)])).compactBytes
+            #expect(FCMService.sentBody(name: name) == expected, "\(String(describing: name))")
+            #expect(try JSON.parse(FCMService.sentBody(name: name))["name"]?.stringValue == name)
+        }
+    }
+}
