@@ -123,5 +123,15 @@ import Testing
         #expect(Service(host: "pndsn.com") == nil)
         #expect(Service(host: "x.cloud.appwrite.io") == .appwrite)
         #expect(Service(host: "api.push.apple.com") == .apns(.production))
+        #expect(Service(host: "api.development.push.apple.com") == .apns(.development))
+        #expect(Service(host: "api.sandbox.push.apple.com") == .apns(.development))
+        #expect(Service(host: "fcm.googleapis.com") == .fcm)
+        #expect(Service(host: "oauth2.googleapis.com") == .oauth)
+        #expect(Service(host: "cloud.appwrite.io") == .appwrite)
+        // Same length as a service's name, another name; and a service's name in another case
+        // (hosts reach it lowercased).
+        for host in ["api.push.apple.org", "fcm.googleapis.net", "127.0.0.1", "", "API.PUSH.APPLE.COM"] {
+            #expect(Service(host: host) == nil, "\(host)")
+        }
     }
 }

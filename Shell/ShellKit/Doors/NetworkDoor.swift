@@ -276,16 +276,25 @@ final class NetworkDoor {
         }
 
         init?(host: String) {
-            switch host {
-            case "api.push.apple.com": self = .apns(.production)
-            case "api.development.push.apple.com", "api.sandbox.push.apple.com": self = .apns(.development)
-            case "fcm.googleapis.com": self = .fcm
-            case "oauth2.googleapis.com": self = .oauth
-            case _ where host == "ps.pndsn.com" || host.hasByteSuffix(".pndsn.com"): self = .pubnub
-            case _ where host == "cloud.appwrite.io" || host.hasByteSuffix(".cloud.appwrite.io"): self = .appwrite
-            default: return nil
+            // Lengths first: every request asks this of two hosts, and a switch on the
+            // text compared each against every name (an IP's too).
+            let length = host.utf8.count
+            if let (_, service) = Self.hosts.first(where: { $0.name.utf8.count == length && $0.name == host }) {
+                self = service
+            } else if host.hasByteSuffix(".pndsn.com") {  // ps.pndsn.com and its regional hosts
+                self = .pubnub
+            } else if host == "cloud.appwrite.io" || host.hasByteSuffix(".cloud.appwrite.io") {
+                self = .appwrite
+            } else {
+                return nil
             }
         }
+
+        private static let hosts: [(name: String, service: Service)] = [
+            ("api.push.apple.com", .apns(.production)), ("api.development.push.apple.com", .apns(.development)),
+            ("api.sandbox.push.apple.com", .apns(.development)), ("fcm.googleapis.com", .fcm),
+            ("oauth2.googleapis.com", .oauth),
+        ]
 
         init?(path: String) {
             if path.hasBytePrefix("/v1/projects/") {
