@@ -292,7 +292,7 @@ public final class Device: PushSystem {
     public func makeFCMMessageID() -> String {
         state.withLock { state in
             defer { state.nextMessage += 1 }
-            return "0:\(state.nextMessage)%\(state.ids.base64URL(8))"
+            return state.ids.fcmMessageID(sequence: state.nextMessage)
         }
     }
 

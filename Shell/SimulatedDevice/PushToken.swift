@@ -72,18 +72,46 @@ public struct IDGenerator: RandomNumberGenerator {
 
     mutating func base64URL(_ count: Int) -> String {
         String(unsafeUninitializedCapacity: count) { text in
-            var bits: UInt64 = 0
-            var available = 0
-            for index in 0..<count {
-                if available < 6 {
-                    bits = next()
-                    available = 64
-                }
-                text[index] = Self.base64URLDigit(UInt8(truncatingIfNeeded: bits & 63))
-                bits >>= 6
-                available -= 6
-            }
+            writeBase64URL(count, into: text, at: 0)
             return count
+        }
+    }
+
+    /// FCM's `google.message_id`, `0:<sequence>%<8 base64url characters>`, written
+    /// straight into its storage: an interpolation was three appends and a number's
+    /// `description`, ~900 instructions of every message.
+    mutating func fcmMessageID(sequence: Int) -> String {
+        var rest = UInt64(sequence)
+        var digits = 1
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return String(unsafeUninitializedCapacity: 2 + digits + 1 + 8) { text in
+            text[0] = UInt8(ascii: "0")
+            text[1] = UInt8(ascii: ":")
+            var value = UInt64(sequence)
+            for index in stride(from: 1 + digits, to: 1, by: -1) {
+                text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            text[2 + digits] = UInt8(ascii: "%")
+            writeBase64URL(8, into: text, at: 3 + digits)
+            return 2 + digits + 1 + 8
+        }
+    }
+
+    private mutating func writeBase64URL(_ count: Int, into text: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        var bits: UInt64 = 0
+        var available = 0
+        for index in start..<(start + count) {
+            if available < 6 {
+                bits = next()
+                available = 64
+            }
+            text[index] = Self.base64URLDigit(UInt8(truncatingIfNeeded: bits & 63))
+            bits >>= 6
+            available -= 6
         }
     }
 

@@ -55,4 +55,14 @@ import Testing
         #expect(text == String(expected))
         #expect(Set(text) == Set(alphabet), "4,000 digits use every one of the 64")
     }
+
+    /// FCM's message id is the interpolation it replaced, digit for digit, and draws the
+    /// same random bits (a seeded world's transcript does not change).
+    @Test(arguments: [1, 9, 10, 99, 100, 123_456_789, Int.max])
+    func anFCMMessageIDIsZeroTheSequenceAndEightBase64URLCharacters(sequence: Int) {
+        var generator = IDGenerator(seed: 0xFC4)
+        var reference = IDGenerator(seed: 0xFC4)
+        #expect(generator.fcmMessageID(sequence: sequence) == "0:\(sequence)%\(reference.base64URL(8))")
+        #expect(generator.next() == reference.next())
+    }
 }
