@@ -119,22 +119,39 @@ final class RequestHandoff: @unchecked Sendable {
         later?.markGone()
     }
 
+    /// Takes every request waiting at once, swapping arrays (the door's side gets this
+    /// thread's emptied one back, room kept: no allocation and no copy a request), then
+    /// hands them on in batches of `batchSize`, each settled before the next. Taking a
+    /// batch off the front of the queue moved every request behind it, hundreds under load.
     private func run() {
+        var taken: [Item] = []
         while true {
-            let batch = queue.wait(
+            let stopped = queue.wait(
                 until: { !$0.waiting.isEmpty || $0.stopped },
-                then: { state -> [Item]? in
-                    if state.stopped { return nil }
-                    let taken = min(state.waiting.count, Self.batchSize)
-                    defer { state.waiting.removeFirst(taken) }
-                    state.inHand = taken
-                    return Array(state.waiting.prefix(taken))
+                then: { state -> Bool in
+                    if state.stopped { return true }
+                    swap(&taken, &state.waiting)
+                    state.inHand = taken.count
+                    return false
                 })
-            guard let batch else { return }
-            let responses = batches(batch.map(\.request))
-            // By index: iterating the items would copy each (its request's headers and body).
-            for index in batch.indices { settle(door: batch[index].door, id: batch[index].id, responses[index]) }
-            queue.withLock { $0.inHand = 0 }
+            if stopped { return }
+            var start = 0
+            while start < taken.count {
+                let end = min(start + Self.batchSize, taken.count)
+                let responses = batches(taken[start..<end].map(\.request))
+                // By index: iterating the items would copy each (its request's headers and body).
+                for index in start..<end {
+                    settle(door: taken[index].door, id: taken[index].id, responses[index - start])
+                }
+                // Past a stop, what is left is not handled, as what still waits is not.
+                let goOn = queue.withLock { state -> Bool in
+                    state.inHand -= end - start
+                    return !state.stopped
+                }
+                if !goOn { return }
+                start = end
+            }
+            taken.removeAll(keepingCapacity: true)
         }
     }
 

@@ -57,11 +57,13 @@ import Testing
         let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
         let gate = Monitor(false)
         let handled = Monitor(0)
+        let largestBatch = Monitor(0)
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
             batches: { requests in
                 gate.wait(until: { $0 }, then: { _ in })
                 handled.withLock { $0 += requests.count }
+                largestBatch.withLock { $0 = max($0, requests.count) }
                 return requests.map { _ in HTTPResponse(status: 200, body: Array("done\n".utf8)) }
             })
         defer { door.stop() }
@@ -94,6 +96,8 @@ import Testing
         #expect(numbers == [limit, 0, 0, total - limit], "\(codes)")
         #expect(handled.withLock { $0 } == limit)
         #expect(door.requestsInHand == 0)
+        // The thousands that waited at the gate were taken at once and handed on 32 at a time.
+        #expect(largestBatch.withLock { $0 } == 32)
     }
 
     /// One count for answers given later (the transport's): held answers (long polls
