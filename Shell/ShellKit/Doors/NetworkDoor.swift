@@ -297,7 +297,10 @@ final class NetworkDoor {
         ]
 
         init?(path: String) {
-            if path.hasBytePrefix("/v1/projects/") {
+            // APNs first: the path most requests take, ahead of PubNub's several.
+            if path.hasBytePrefix("/3/device/") {
+                self = .apns(nil)
+            } else if path.hasBytePrefix("/v1/projects/") {
                 self = .fcm
             } else if path.hasBytePrefix("/token") {
                 self = .oauth
@@ -305,8 +308,6 @@ final class NetworkDoor {
                 self = .webhook
             } else if PubNubService.paths.contains(where: { path.hasBytePrefix($0) }) {
                 self = .pubnub
-            } else if path.hasBytePrefix("/3/device/") {
-                self = .apns(nil)
             } else {
                 return nil
             }
