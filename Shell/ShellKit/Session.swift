@@ -113,6 +113,14 @@ public final class Session {
         network.handle(request, writingLinesTo: &output)
     }
 
+    /// Appends each line and a newline to `output`, as standard output carries them.
+    public static func appendLines(_ lines: [String], to output: inout [UInt8]) {
+        for line in lines {
+            output.append(contentsOf: line.utf8)
+            output.append(0x0A)
+        }
+    }
+
     /// The services a `tls_fail` rule may fail a handshake for, readable from any thread.
     public var handshakeFaults: HandshakeFaults { world.chaos.handshakeFaults }
 

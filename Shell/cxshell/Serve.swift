@@ -310,12 +310,7 @@ struct ServedSession {
     /// Whole lines, each ended by a newline.
     var pending: [UInt8] = []
 
-    mutating func add(_ lines: [String]) {
-        for line in lines {
-            pending.append(contentsOf: line.utf8)
-            pending.append(0x0A)
-        }
-    }
+    mutating func add(_ lines: [String]) { Session.appendLines(lines, to: &pending) }
 
     /// Writes the pending lines.
     mutating func flush() {
@@ -330,10 +325,7 @@ func writeLines(_ lines: [String]) {
     guard !lines.isEmpty, !ServeOutput.shared.isGone else { return }
     var output = [UInt8]()
     output.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
-    for line in lines {
-        output.append(contentsOf: line.utf8)
-        output.append(0x0A)
-    }
+    Session.appendLines(lines, to: &output)
     if !writeAll(output, to: 1) { ServeOutput.shared.readerWent() }
 }
 

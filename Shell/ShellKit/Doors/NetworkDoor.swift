@@ -60,7 +60,7 @@ final class NetworkDoor {
         if route == .inspector, let inspectorSettings {
             // It writes what it changed itself, and logs only writes.
             let answer = inspector.answer(request, settings: inspectorSettings)
-            Self.append(answer.lines, to: &output)
+            Session.appendLines(answer.lines, to: &output)
             return answer.response
         }
         let (report, response): ServiceAnswer
@@ -81,7 +81,7 @@ final class NetworkDoor {
         }
         let problem = world.settle()
         let deliveries = world.takeDeliveries()
-        Self.append(deliveries, to: &output)
+        Session.appendLines(deliveries, to: &output)
         if let problem {
             JSONObject([("network", "error"), ("effect", .string(problem))]).write(to: &output)
             output.append(0x0A)
@@ -96,14 +96,6 @@ final class NetworkDoor {
             return record
         }
         return response
-    }
-
-    /// Appends each line and a newline.
-    static func append(_ lines: [String], to output: inout [UInt8]) {
-        for line in lines {
-            output.append(contentsOf: line.utf8)
-            output.append(0x0A)
-        }
     }
 
     /// Whether a TLS handshake for `serverName` may go on: not when a `tls_fail` rule for
