@@ -315,8 +315,7 @@ struct ServedSession {
     /// Writes the pending lines.
     mutating func flush() {
         defer { pending.removeAll(keepingCapacity: true) }
-        guard !pending.isEmpty, !ServeOutput.shared.isGone else { return }
-        if !writeAll(pending, to: 1) { ServeOutput.shared.readerWent() }
+        writeOutput(pending)
     }
 }
 
@@ -326,7 +325,13 @@ func writeLines(_ lines: [String]) {
     var output = [UInt8]()
     output.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
     Session.appendLines(lines, to: &output)
-    if !writeAll(output, to: 1) { ServeOutput.shared.readerWent() }
+    writeOutput(output)
+}
+
+/// Writes whole lines' bytes to standard output in one write.
+private func writeOutput(_ bytes: [UInt8]) {
+    guard !bytes.isEmpty, !ServeOutput.shared.isGone else { return }
+    if !writeAll(bytes, to: 1) { ServeOutput.shared.readerWent() }
 }
 
 /// How `serve` ends, and what it does when the reader of its output goes away: without

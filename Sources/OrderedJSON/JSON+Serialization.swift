@@ -1,7 +1,8 @@
-/// Compact serialization with no growing and no append per byte. Text (every report
-/// line, reply and delivery) is written once into room for the worst case and copied
-/// into its string, unless that room would pass 64 KiB; bytes (response bodies), and text
-/// past that, into storage of the exact size, found by a first pass.
+/// Compact serialization with no growing and no append per byte. Text (every reply and
+/// delivery) and what is appended to an output (the network's report lines) are written
+/// once into room for the worst case and copied in, unless that room would pass 64 KiB;
+/// bytes (response bodies), and the rest past that, into storage of the exact size, found
+/// by a first pass.
 extension JSON {
     /// Compact JSON text: members in their order, no white space, strings as UTF-8
     /// with only `"`, `\` and control characters escaped.
@@ -11,17 +12,24 @@ extension JSON {
         // APNs push's ~96,000, in its report line). A large value (a reply listing a big
         // world) is measured exactly instead: room for its worst case could be six times
         // its text.
-        let bound = sizeBound
-        guard bound <= Self.largestRoomForTheWorstCase else {
-            return String(unsafeUninitializedCapacity: serializedSize) {
+        let text = withSerializationInRoomForTheWorstCase { String(decoding: $0, as: UTF8.self) }
+        return text
+            ?? String(unsafeUninitializedCapacity: serializedSize) {
                 $0.baseAddress.map { write(into: $0) - $0 } ?? 0
             }
-        }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
-            guard let base = room.baseAddress else { return "" }
+    }
+
+    /// `body` given the compact serialization, written once into temporary room for its
+    /// worst case; nil, and `body` not called, when that room would pass
+    /// `largestRoomForTheWorstCase`.
+    private func withSerializationInRoomForTheWorstCase<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
+        let bound = sizeBound
+        guard bound <= Self.largestRoomForTheWorstCase else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room -> T? in
+            guard let base = room.baseAddress else { return nil }
             let written = write(into: base) - base
             precondition(written <= room.count, "sizeBound is below what was written")
-            return String(decoding: UnsafeBufferPointer(start: base, count: written), as: UTF8.self)
+            return body(UnsafeBufferPointer(start: base, count: written))
         }
     }
 
@@ -54,14 +62,8 @@ extension JSON {
     /// Appends the compact serialization to `output`: written once into room for the
     /// worst case, as `compactText` is, and copied in; no array or `String` of its own.
     public func write(to output: inout [UInt8]) {
-        let bound = sizeBound
-        guard bound <= Self.largestRoomForTheWorstCase else { return output.append(contentsOf: compactBytes) }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
-            guard let base = room.baseAddress else { return }
-            let written = write(into: base) - base
-            precondition(written <= room.count, "sizeBound is below what was written")
-            output.append(contentsOf: UnsafeBufferPointer(start: base, count: written))
-        }
+        let appended: Void? = withSerializationInRoomForTheWorstCase { output.append(contentsOf: $0) }
+        if appended == nil { output.append(contentsOf: compactBytes) }
     }
 
     /// How many bytes the compact serialization takes.

@@ -180,9 +180,7 @@ final class APNsService {
         let headers = APNsHeaders(request)
         // The token is read and looked up once: for the environment, the validator and
         // the delivery.
-        let pathToken = Self.pathToken(request)
-        let normalized = APNsRequest.normalizedToken(pathToken)
-        let token = normalized ?? pathToken.lowercased()
+        let (token, normalized) = Self.token(request)
         let entry = world.registry.entry(token: token)
         let environment = environment ?? entry?.apnsRecord?.environment ?? .production
         let result: Result<APNsNotification, APNsRejection>
@@ -254,24 +252,22 @@ final class APNsService {
         }
     }
 
-    /// The device token of `/3/device/<token>`, lowercased as APNs compares it.
-    static func token(_ request: HTTPRequest) -> String {
-        let token = pathToken(request)
-        return APNsRequest.normalizedToken(token) ?? token.lowercased()
-    }
-
-    /// What follows `/3/device/` in the path, as sent.
-    private static func pathToken(_ request: HTTPRequest) -> String {
+    /// The device token of `/3/device/<token>`, lowercased as APNs compares it, and the
+    /// same as `APNsRequest.normalizedToken` gives it (nil when it is not an even number
+    /// of hex digits).
+    static func token(_ request: HTTPRequest) -> (lowercased: String, normalized: String?) {
         // Decoded, not cut as characters: a path that does not start `/3/device/` may put
         // the cut inside a character, where the cut text is no String (the fuzzer's find).
-        String(decoding: (request.path ?? "").utf8.dropFirst("/3/device/".utf8.count), as: UTF8.self)
+        let token = String(decoding: (request.path ?? "").utf8.dropFirst("/3/device/".utf8.count), as: UTF8.self)
+        let normalized = APNsRequest.normalizedToken(token)
+        return (normalized ?? token.lowercased(), normalized)
     }
 
     // MARK: Chaos
 
     /// What a chaos rule may match in an APNs request.
     func chaosFacts(_ request: HTTPRequest, environment: APNsEnvironment?) -> ChaosRules.Facts {
-        let token = Self.token(request)
+        let token = Self.token(request).lowercased
         return ChaosRules.Facts(
             service: "apns", device: world.device(holding: token)?.id, token: token,
             topic: request.header("apns-topic"),
