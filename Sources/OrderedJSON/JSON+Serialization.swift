@@ -1,8 +1,8 @@
-/// Compact serialization with no growing and no append per byte. Text (every reply and
-/// delivery) and what is appended to an output (the network's report lines) are written
-/// once into room for the worst case and copied in, unless that room would pass 64 KiB;
-/// bytes (response bodies), and the rest past that, into storage of the exact size, found
-/// by a first pass.
+/// Compact serialization with no append per byte. Text (every reply and
+/// delivery) is written once into room for the worst case and copied in, unless that
+/// room would pass 64 KiB; bytes (response bodies), and the rest past that, into storage
+/// of the exact size, found by a first pass. What is appended to an output (the
+/// network's report lines) goes in piece by piece, in place.
 extension JSON {
     /// Compact JSON text: members in their order, no white space, strings as UTF-8
     /// with only `"`, `\` and control characters escaped.
@@ -12,24 +12,17 @@ extension JSON {
         // APNs push's ~96,000, in its report line). A large value (a reply listing a big
         // world) is measured exactly instead: room for its worst case could be six times
         // its text.
-        let text = withSerializationInRoomForTheWorstCase { String(decoding: $0, as: UTF8.self) }
-        return text
-            ?? String(unsafeUninitializedCapacity: serializedSize) {
+        let bound = sizeBound
+        guard bound <= Self.largestRoomForTheWorstCase else {
+            return String(unsafeUninitializedCapacity: serializedSize) {
                 $0.baseAddress.map { write(into: $0) - $0 } ?? 0
             }
-    }
-
-    /// `body` given the compact serialization, written once into temporary room for its
-    /// worst case; nil, and `body` not called, when that room would pass
-    /// `largestRoomForTheWorstCase`.
-    private func withSerializationInRoomForTheWorstCase<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
-        let bound = sizeBound
-        guard bound <= Self.largestRoomForTheWorstCase else { return nil }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room -> T? in
-            guard let base = room.baseAddress else { return nil }
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
+            guard let base = room.baseAddress else { return "" }
             let written = write(into: base) - base
             precondition(written <= room.count, "sizeBound is below what was written")
-            return body(UnsafeBufferPointer(start: base, count: written))
+            return String(decoding: UnsafeBufferPointer(start: base, count: written), as: UTF8.self)
         }
     }
 
@@ -59,11 +52,29 @@ extension JSON {
         }
     }
 
-    /// Appends the compact serialization to `output`: written once into room for the
-    /// worst case, as `compactText` is, and copied in; no array or `String` of its own.
+    /// Appends the compact serialization to `output`, piece by piece in place: no
+    /// measuring, no room of its own and no copy (measuring a report line for room for
+    /// its worst case, and the heap room past 1 KiB, cost more than writing it).
     public func write(to output: inout [UInt8]) {
-        let appended: Void? = withSerializationInRoomForTheWorstCase { output.append(contentsOf: $0) }
-        if appended == nil { output.append(contentsOf: compactBytes) }
+        switch self {
+        case .null: JSON.append("null", to: &output)
+        case .bool(let value): JSON.append(value ? "true" : "false", to: &output)
+        case .number(let number): JSON.withBytes(of: number.text) { output.append(contentsOf: $0) }
+        case .string(let value): JSON.writeString(value, to: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                element.write(to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let object): object.write(to: &output)
+        }
+    }
+
+    @inline(__always)
+    static func append(_ literal: StaticString, to output: inout [UInt8]) {
+        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// How many bytes the compact serialization takes.
@@ -252,7 +263,14 @@ extension JSON {
 extension JSONObject {
     /// Appends the compact serialization to `output`, members in order.
     public func write(to output: inout [UInt8]) {
-        JSON.object(self).write(to: &output)
+        output.append(UInt8(ascii: "{"))
+        for index in members.indices {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            JSON.writeString(members[index].key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            members[index].value.write(to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// Compact JSON text of this object.

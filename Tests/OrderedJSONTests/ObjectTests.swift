@@ -61,4 +61,28 @@ import Testing
         let value: JSON = ["x": ["deep": ["deeper": [1, "two", 3.25, true, nil]]], "y": .integer(.min)]
         #expect(try JSON.parse(text: value.compactText) == value)
     }
+
+    /// `write(to:)` appends, in place, the same bytes `compactBytes` makes, after what the
+    /// output held: for seeded random values (escapes, non-ASCII, nesting, every kind of
+    /// value), the worst case's text, and a value past the room `compactText` takes.
+    @Test func appendingWritesTheCompactBytesAfterWhatTheOutputHeld() {
+        var random = SeededRandom(seed: 0xA99E_0D)
+        let worst = String(repeating: "\u{1}", count: 40)
+        var values = (0..<2_000).map { _ in DirectReaderTests.randomValue(&random, depth: 0) }
+        values += [
+            .object(JSONObject([(worst, .array([.string(worst), [], [:], nil, true, false, .integer(.min)]))])),
+            .array([.string(String(repeating: "\u{1}a\"", count: 4_000))]),
+        ]
+        for value in values {
+            let held = Array("held\n".utf8)
+            var output = held
+            value.write(to: &output)
+            #expect(output == held + value.compactBytes, "\(value)")
+            if case .object(let object) = value {
+                var objectOutput = held
+                object.write(to: &objectOutput)
+                #expect(objectOutput == output)
+            }
+        }
+    }
 }
