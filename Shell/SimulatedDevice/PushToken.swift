@@ -48,26 +48,51 @@ public struct IDGenerator: RandomNumberGenerator {
         "\(base64URL(22)):APA91b\(base64URL(134))"
     }
 
-    /// An uppercase canonical UUID (8-4-4-4-12), as APNs returns in `apns-id`.
-    /// Written straight into the string's storage, a byte (two digits) at a time: every
-    /// push that names no `apns-id` gets one. Digit `i` is nibble `i` of the two words,
-    /// counted from the low end.
+    /// An uppercase canonical UUID (8-4-4-4-12), as APNs returns in `apns-id`. Digit `i`
+    /// is nibble `i` of the two words, counted from the low end. Every push that names no
+    /// `apns-id` gets one, so its digits are made eight at a time (`uppercaseHexDigits`)
+    /// and stored as words, where a digit at a time was ~1,000 instructions a push.
     public mutating func uuid() -> String {
         let words = (next(), next())
         return String(unsafeUninitializedCapacity: 36) { text in
-            var at = 0
-            for index in 0..<16 {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    text[at] = UInt8(ascii: "-")
-                    at += 1
-                }
-                let byte = UInt8(truncatingIfNeeded: (index < 8 ? words.0 : words.1) >> (8 * (index & 7)))
-                text[at] = Self.hexDigit(byte & 0xF, uppercase: true)
-                text[at + 1] = Self.hexDigit(byte >> 4, uppercase: true)
-                at += 2
+            guard let base = text.baseAddress else { return 0 }
+            let at = UnsafeMutableRawPointer(base)
+            let digits = (
+                Self.uppercaseHexDigits(UInt32(truncatingIfNeeded: words.0)),
+                Self.uppercaseHexDigits(UInt32(truncatingIfNeeded: words.0 >> 32)),
+                Self.uppercaseHexDigits(UInt32(truncatingIfNeeded: words.1)),
+                Self.uppercaseHexDigits(UInt32(truncatingIfNeeded: words.1 >> 32))
+            )
+            // Stored little-endian, a word's low byte (its first digit) goes first.
+            func store(_ digits: UInt64, at offset: Int) {
+                at.storeBytes(of: digits.littleEndian, toByteOffset: offset, as: UInt64.self)
             }
-            return at
+            func store(half digits: UInt64, at offset: Int) {
+                let half = UInt32(truncatingIfNeeded: digits)
+                at.storeBytes(of: half.littleEndian, toByteOffset: offset, as: UInt32.self)
+            }
+            store(digits.0, at: 0)
+            store(half: digits.1, at: 9)
+            store(half: digits.1 >> 32, at: 14)
+            store(half: digits.2, at: 19)
+            store(half: digits.2 >> 32, at: 24)
+            store(digits.3, at: 28)
+            (text[8], text[13], text[18], text[23]) = (0x2D, 0x2D, 0x2D, 0x2D)  // "-"
+            return 36
         }
+    }
+
+    /// The eight nibbles of `value` as uppercase hex digits, one a byte, the low nibble
+    /// in the low byte: each nibble spread into a byte of its own, then `0` added, and
+    /// 7 more (`A` is 7 past the byte after `9`) to each byte whose nibble is 10 or more (adding 6
+    /// carries into bit 4 for exactly those).
+    static func uppercaseHexDigits(_ value: UInt32) -> UInt64 {
+        var spread = UInt64(value)
+        spread = (spread | spread << 16) & 0x0000_FFFF_0000_FFFF
+        spread = (spread | spread << 8) & 0x00FF_00FF_00FF_00FF
+        spread = (spread | spread << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        let letters = ((spread &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return spread &+ 0x3030_3030_3030_3030 &+ letters &* 7
     }
 
     mutating func base64URL(_ count: Int) -> String {
