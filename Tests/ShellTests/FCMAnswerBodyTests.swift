@@ -4,7 +4,8 @@ import Testing
 @testable import ShellKit
 
 /// FCM's answer to a message it sent is written as bytes (`FCMService.sentBody`): the
-/// same text as the object `{"name":…}` serialized, for any name.
+/// same text as the object `{"name":…}` serialized, for any name; and the name itself is
+/// `projects/<project>/messages/<id>` for any project and id.
 @Suite struct FCMAnswerBodyTests {
     @Test func theBodyIsTheObjectOfItsNameSerialized() throws {
         let names: [String?] = [
@@ -15,6 +16,15 @@ import Testing
             let expected = JSON.object(JSONObject([("name", name.map(JSON.string) ?? .null)])).compactBytes
             #expect(FCMService.sentBody(name: name) == expected, "\(String(describing: name))")
             #expect(try JSON.parse(FCMService.sentBody(name: name))["name"]?.stringValue == name)
+        }
+    }
+
+    @Test func theNameIsTheProjectAndTheMessageID() {
+        let parts = ["", "demo", "cxshell", "0:1700000000000000%abcdefgh", "é 🙂", String(repeating: "p", count: 300)]
+        for project in parts {
+            for id in parts {
+                #expect(FCMService.messageName(project: project, messageID: id) == "projects/\(project)/messages/\(id)")
+            }
         }
     }
 }
