@@ -7,12 +7,16 @@ import Testing
 /// instant the request was due. Chaos latency rules make the waits, so every assertion is
 /// a lower bound a slow machine cannot break.
 @Suite(.serialized) struct FixedRateClientTests {
+    /// Where the client is built: removed when the test process exits, as every run left
+    /// one behind.
+    static let binaryPath = NSTemporaryDirectory() + "cx-fixed-rate-test-\(getpid())"
+
     /// The client, built with `cc` once for the suite.
     static let client: URL? = {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Benchmarks/load/fixed_rate.c")
-        let binary = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
-            "cx-fixed-rate-test-\(getpid())")
+        let binary = URL(fileURLWithPath: binaryPath)
+        atexit { unlink(FixedRateClientTests.binaryPath) }
         let cc = Process()
         cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         cc.arguments = [

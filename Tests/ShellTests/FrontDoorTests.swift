@@ -139,6 +139,16 @@ import Testing
             try? FileManager.default.removeItem(atPath: directory)
             return process.terminationStatus
         }
+
+        /// A shell a test did not stop (it failed, or needed no status) is stopped here,
+        /// and its CA's keys removed with its directory.
+        deinit {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     /// A well-formed provider token, unsigned: no key is registered, so its signature

@@ -8,9 +8,12 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// Where this test's libraries and scenarios are written; gone when the test ends.
+    let scratch = ScratchDirectory("cx-plugins")
+
     /// Builds a shared library from C files and source text; its path.
     func library(_ name: String, files: [String] = [], source: String? = nil) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cx-plugins-\(UUID().uuidString)")
+        let directory = scratch.url.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var inputs = files.map { Self.root.appendingPathComponent($0).path }
         if let source {
@@ -80,8 +83,7 @@ import Testing
     }
 
     @Test func aScenarioReachesALoadedPluginToo() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "cx-scenario-\(UUID().uuidString)")
+        let directory = scratch.url.appendingPathComponent("scenario")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let scenario = directory.appendingPathComponent("kv.cxs")
         try """

@@ -12,7 +12,9 @@ import Testing
     /// leak under LeakSanitizer (a tray's notification is held through an enum's tagged
     /// pointer, which it cannot follow).
     @Test func stopLetsGoOfTheHandlerBeforeItReturns() throws {
-        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let scratch = ScratchDirectory("cx-handoff")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         final class World: Sendable {}
         weak var held: World?
         let door = try {
@@ -35,7 +37,9 @@ import Testing
     /// verified and minted credentials) is freed before the process may exit. A
     /// thread-specific value with a slow destructor stands for that state.
     @Test func stopReturnsOnlyOnceTheHandlingThreadHasEnded() throws {
-        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let scratch = ScratchDirectory("cx-handoff")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         let end = ThreadEnd()
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
@@ -54,7 +58,9 @@ import Testing
     }
 
     @Test func requestsPastTheBoundAreAnswered503AndNeverHandled() throws {
-        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let scratch = ScratchDirectory("cx-handoff")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         let gate = Monitor(false)
         let handled = Monitor(0)
         let largestBatch = Monitor(0)
@@ -105,7 +111,9 @@ import Testing
     /// refused with the busy answer before it is handed over, so every request handled is
     /// answered with its own answer. The gate keeps the pushes in hand while more arrive.
     @Test func aRequestTakenIsAlwaysAnsweredWithItsOwnAnswer() throws {
-        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let scratch = ScratchDirectory("cx-handoff")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         let gate = Monitor(false)
         let polls = Monitor<[HTTPLater]>([])
         let delivered = Monitor(0)
@@ -155,7 +163,9 @@ import Testing
     /// handler answers, and requests whose client left before their batch settled. (It
     /// once kept every one: +2.6 MB per 10,000 long polls.)
     @Test func theAnswersTrackedShrinkWhenAnsweredOrGone() throws {
-        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let scratch = ScratchDirectory("cx-handoff")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         let gate = Monitor(true)
         let polls = Monitor<[HTTPLater]>([])
         let door = try FrontDoor(
@@ -200,7 +210,9 @@ import Testing
     /// requests arrive: each reaches its own stream (the transport finds a held answer
     /// by its id in O(1), and its removals must leave every other one findable).
     @Test func answersHeldAtOnceAndSettledOutOfOrderEachReachTheirOwnStream() throws {
-        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-handoff-\(UUID().uuidString)")
+        let scratch = ScratchDirectory("cx-handoff")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         let held = Monitor<[(number: Int, later: HTTPLater)]>([])
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },

@@ -127,9 +127,9 @@ import Testing
     }
 
     @Test func aGoneReaderLeavesAKeptRunningShellServing() throws {
-        let served = try Served([
-            "--keep-running", "--listen", "127.0.0.1:0", "--ca-dir", NSTemporaryDirectory() + "cx-stop-ca",
-        ])
+        let ca = ScratchDirectory("cx-stop-ca")
+        defer { ca.remove() }
+        let served = try Served(["--keep-running", "--listen", "127.0.0.1:0", "--ca-dir", ca.path])
         let port = try #require(served.port)
         served.closeOutput()
         served.input.write(Data(#"{"op":"device","platform":"ios"}"#.utf8 + [0x0A]))

@@ -5,11 +5,6 @@ import Testing
 /// The front door's test CA, checked by OpenSSL's own verifier (the code TLS clients
 /// run), with the strict X.509 checks that Python 3.13 and Go apply.
 @Suite struct TestCATests {
-    func directory() -> String {
-        let path = NSTemporaryDirectory() + "cxshell-ca-\(UUID().uuidString)"
-        return path
-    }
-
     /// `openssl verify` of the server certificate for one name; its output.
     func verify(_ ca: TestCA, _ option: String, _ name: String) throws -> String {
         let process = Process()
@@ -28,7 +23,9 @@ import Testing
     }
 
     @Test func everyServiceHostVerifiesAgainstTheCAStrictly() throws {
-        let ca = try TestCA.ensure(in: directory())
+        let scratch = ScratchDirectory("cxshell-ca")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         #expect(TestCA.serverNames.count == 12)
         for name in TestCA.serverNames {
             let (kind, value) = (name.prefix { $0 != ":" }, String(name.drop { $0 != ":" }.dropFirst()))
@@ -40,7 +37,9 @@ import Testing
     }
 
     @Test func keysArePrivateAndTheCAIsKeptAcrossRuns() throws {
-        let dir = directory()
+        let scratch = ScratchDirectory("cxshell-ca")
+        defer { scratch.remove() }
+        let dir = scratch.path
         let first = try TestCA.ensure(in: dir)
         for key in [first.privateKey, first.serverKey] {
             let mode = try #require(try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int)

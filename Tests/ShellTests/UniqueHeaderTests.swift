@@ -13,7 +13,9 @@ import Testing
     /// The transport: a marked header arrives never indexed, an unmarked one indexed as
     /// before, on answers sent one after the other on one connection (where a table fills).
     @Test func aMarkedHeaderIsSentNeverIndexed() throws {
-        let ca = try TestCA.ensure(in: NSTemporaryDirectory() + "cx-unique-\(UUID().uuidString)")
+        let scratch = ScratchDirectory("cx-unique")
+        defer { scratch.remove() }
+        let ca = try TestCA.ensure(in: scratch.path)
         let answered = Monitor(0)
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
