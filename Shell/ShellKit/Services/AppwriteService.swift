@@ -416,7 +416,7 @@ final class AppwriteService {
             switch fcm.send(body: bytes, parsed: nil, project: provider?.fcmProject, defaultProject: tokenProject) {
             case .failure(let error): return (nil, "refused by FCM: \(error.status) \(error.message)")
             case .success(let sent):
-                return (sent["device"]?.stringValue, "delivered through FCM: " + (sent["effect"]?.stringValue ?? ""))
+                return (sent.device, "delivered through FCM: " + (sent.effect ?? ""))
             }
         }
         var aps = JSONObject()

@@ -75,12 +75,42 @@ final class FCMService {
         return words.joined(separator: "; ")
     }
 
+    /// What FCM did with a message it accepted.
+    struct Sent {
+        /// `projects/<project>/messages/<id>`, as FCM answers it.
+        var name: String
+        /// The device a token or installation id reached; nil for a topic or a
+        /// condition, and for a token no device holds any more.
+        var device: String?
+        var effect: String?
+        var trayID: String?
+        /// Each device a topic or a condition reached, with what happened there.
+        var reached: [(device: String, effect: String, trayID: String?)]?
+
+        /// As the line protocol replies it: `name`, then `device`, `effect` and
+        /// `tray_id`, or `effect` and `devices`.
+        var object: JSONObject {
+            var object = JSONObject([("name", .string(name))])
+            if let device { object["device"] = .string(device) }
+            if let effect { object["effect"] = .string(effect) }
+            if let trayID { object["tray_id"] = .string(trayID) }
+            if let reached {
+                object["devices"] = .array(
+                    reached.map { entry in
+                        var reached = JSONObject([("device", .string(entry.device)), ("effect", .string(entry.effect))])
+                        if let trayID = entry.trayID { reached["tray_id"] = .string(trayID) }
+                        return .object(reached)
+                    })
+            }
+            return object
+        }
+    }
+
     /// Validates, routes and delivers one `messages:send` body, as FCM does; one
-    /// function for the line protocol and the network alike. What FCM did: `name`,
-    /// `device` or `devices`, `effect`, `tray_id`.
+    /// function for the line protocol and the network alike.
     func send(
         body: [UInt8], parsed: JSON?, project: String?, defaultProject: String
-    ) -> Result<JSONObject, FCMError> {
+    ) -> Result<Sent, FCMError> {
         let message: FCMMessage
         switch FCMRequest(body: body, parsedBody: parsed).validate() {
         case .failure(let error): return .failure(error)
@@ -96,12 +126,11 @@ final class FCMService {
         case .failure(let error): return .failure(error)
         case .success(let value): sentIn = value
         }
-        var sent = JSONObject(capacity: 4)
         let recipients = recipients(of: message.target, entry: entry, in: sentIn)
         let messageID = (recipients.first ?? world.current ?? world.devices.first)?.makeFCMMessageID() ?? "0:0%world"
-        sent["name"] = .string(Self.messageName(project: sentIn, messageID: messageID))
+        var sent = Sent(name: Self.messageName(project: sentIn, messageID: messageID))
         if message.validateOnly {
-            sent["effect"] = .string("validated only (validate_only is true): nothing was sent")
+            sent.effect = "validated only (validate_only is true): nothing was sent"
             return .success(sent)
         }
         switch message.target {
@@ -111,25 +140,23 @@ final class FCMService {
                 return .failure(.unregistered)
             }
             world.touch(target)
-            sent["device"] = .string(target.id)
+            sent.device = target.id
             let outcome = hand(message, messageID: messageID, to: target)
-            sent["effect"] = .string(outcome.effect)
-            if let trayID = outcome.trayID { sent["tray_id"] = .string(trayID) }
+            sent.effect = outcome.effect
+            sent.trayID = outcome.trayID
         case .topic, .condition:
-            var reached: [JSON] = []
+            var reached: [(device: String, effect: String, trayID: String?)] = []
             for target in recipients {
                 let outcome = hand(message, messageID: messageID, to: target)
                 // One device's deliveries are all written before the next one's.
                 try? target.waitUntilIdle()
-                var entry = JSONObject([("device", .string(target.id)), ("effect", .string(outcome.effect))])
-                if let trayID = outcome.trayID { entry["tray_id"] = .string(trayID) }
-                reached.append(.object(entry))
+                reached.append((target.id, outcome.effect, outcome.trayID))
             }
             let what: String =
                 if case .topic(let topic) = message.target { "topic '\(topic)'" } else { "the condition" }
-            sent["effect"] = .string(
-                "sent to \(what) in project \(sentIn): reached \(reached.count) device\(reached.count == 1 ? "" : "s")")
-            sent["devices"] = .array(reached)
+            sent.effect =
+                "sent to \(what) in project \(sentIn): reached \(reached.count) device\(reached.count == 1 ? "" : "s")"
+            sent.reached = reached
         }
         return .success(sent)
     }
@@ -277,26 +304,24 @@ final class FCMService {
             return refuse(error)
         case .success(let sent):
             report.appendUnique("status", 200)
-            if let device = sent["device"] { report.appendUnique("device", device) }
-            if let devices = sent["devices"]?.arrayValue {
+            if let device = sent.device { report.appendUnique("device", .string(device)) }
+            if let reached = sent.reached {
                 report.appendUnique(
                     "devices",
                     .array(
-                        devices.map { entry in
-                            .object(
-                                JSONObject([("device", entry["device"] ?? nil), ("result", entry["effect"] ?? nil)]))
+                        reached.map { entry in
+                            .object(JSONObject([("device", .string(entry.device)), ("result", .string(entry.effect))]))
                         }))
             }
-            if let name = sent["name"] { report.appendUnique("name", name) }
-            report.appendUnique("effect", sent["effect"] ?? "sent")
-            return (report, HTTPResponse.json(status: 200, body: Self.sentBody(name: sent["name"]?.stringValue)))
+            report.appendUnique("name", .string(sent.name))
+            report.appendUnique("effect", .string(sent.effect ?? "sent"))
+            return (report, HTTPResponse.json(status: 200, body: Self.sentBody(name: sent.name)))
         }
     }
 
     /// FCM's answer to a message it sent, `{"name":"projects/…/messages/…"}`, written as
     /// bytes: an object made for it, measured and serialized was ~1,800 instructions a message.
-    static func sentBody(name: String?) -> [UInt8] {
-        guard let name else { return Array(#"{"name":null}"#.utf8) }
+    static func sentBody(name: String) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(name.utf8.count + 12)
         body.append(contentsOf: #"{"name":"#.utf8)

@@ -273,7 +273,7 @@ final class PubNubService {
         case .failure(let error):
             return "rejected by FCM: \(error.code) \(error.errorCode ?? error.status): \(error.message)"
         case .success(let sent):
-            return "delivered through FCM: " + (sent["effect"]?.stringValue ?? "sent")
+            return "delivered through FCM: " + (sent.effect ?? "sent")
         }
     }
 

@@ -99,7 +99,7 @@ extension LineProtocol {
         case .failure(let error):
             reply = JSONObject([("reply", request.id), ("ok", false), ("error", .object(FCMService.envelope(error)))])
         case .success(let sent):
-            for (key, value) in sent { reply[key] = value }
+            for (key, value) in sent.object { reply[key] = value }
         }
     }
 
