@@ -1,3 +1,5 @@
+import Foundation
+
 /// APNs provider-token authentication (front-door.md, "Provider tokens"): the keys
 /// registered with `apns_key`, and the check of one request's `authorization`.
 public struct APNsProviderTokens: Sendable {
@@ -47,10 +49,7 @@ public struct APNsProviderTokens: Sendable {
     /// Checks a push's `authorization` header for an app of `team` at `now` (seconds
     /// since 1970). A token that passed is remembered (at most 1,024) until it expires.
     public mutating func check(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
-        func stillValid(_ known: Accepted) -> Bool {
-            !Self.hasExpired(issuedAt: known.issuedAt, now: now)
-                && !Self.isFromTheFuture(issuedAt: known.issuedAt, now: now)
-        }
+        func stillValid(_ known: Accepted) -> Bool { Self.stillValid(known, now: now) }
         if let last, last.authorization == authorization, last.team == team, stillValid(last.accepted) {
             return .success(last.accepted)
         }
@@ -66,6 +65,24 @@ public struct APNsProviderTokens: Sendable {
             last = (authorization ?? "", team, passed)
         }
         return result
+    }
+
+    /// The token that passed last, when `authorization` (a header's bytes) is that token
+    /// for `team` and it is still valid at `now`; otherwise nil, and `check` decides. A
+    /// backend sends the same ~250-byte token on every push: compared as bytes, no text
+    /// is made of it.
+    public func lastAccepted(authorization: UnsafeBufferPointer<UInt8>, team: String, now: Double) -> Accepted? {
+        guard let last, last.team == team, Self.stillValid(last.accepted, now: now) else { return nil }
+        let same = last.authorization.utf8.withContiguousStorageIfAvailable { known in
+            guard known.count == authorization.count else { return false }
+            guard let knownBase = known.baseAddress, let base = authorization.baseAddress else { return true }
+            return memcmp(knownBase, base, known.count) == 0
+        }
+        return same == true ? last.accepted : nil
+    }
+
+    static func stillValid(_ known: Accepted, now: Double) -> Bool {
+        !hasExpired(issuedAt: known.issuedAt, now: now) && !isFromTheFuture(issuedAt: known.issuedAt, now: now)
     }
 
     /// Apple refuses a token issued more than an hour ago.

@@ -51,7 +51,6 @@ public struct APNsHeaders: Sendable, Equatable {
     public var priority: String?
     public var pushType: String?
     public var expiration: String?
-    public var authorization: String?
 
     public init() {}
 
@@ -67,7 +66,6 @@ public struct APNsHeaders: Sendable, Equatable {
         priority = headers.value(named: "apns-priority")
         pushType = headers.value(named: "apns-push-type")
         expiration = headers.value(named: "apns-expiration")
-        authorization = headers.value(named: "authorization")
     }
 
     /// One header as the line protocol or a dictionary gives it (the last of a name
@@ -79,7 +77,7 @@ public struct APNsHeaders: Sendable, Equatable {
             if name == ":method" { method = value } else if name == "apns-id" { id = value }
         case 10: if name == "apns-topic" { topic = value }
         case 13:
-            if name == "authorization" { authorization = value } else if name == "apns-priority" { priority = value }
+            if name == "apns-priority" { priority = value }
         case 14: if name == "apns-push-type" { pushType = value }
         case 15: if name == "apns-expiration" { expiration = value }
         case 16: if name == "apns-collapse-id" { collapseID = value }

@@ -158,6 +158,65 @@ import Testing
         #expect(try push(soon).0 == 200)
     }
 
+    /// The token that passed last is trusted again from its bytes alone only when they
+    /// are the same bytes, for the same team, while it is still valid; anything else is
+    /// left to the whole check.
+    @Test func theLastProviderTokenIsTrustedAgainOnlyAsTheSameBytesForItsTeamWhileValid() {
+        var tokens = APNsProviderTokens()
+        let signer = ProviderTokenSigner()
+        let now = 1_700_000_000.0
+        let token = signer.authorization(issuedAt: now, signed: false)
+        func last(_ text: String, team: String = "TEAM000001", at time: Double = now) -> APNsProviderTokens.Accepted? {
+            Array(text.utf8).withUnsafeBufferPointer { tokens.lastAccepted(authorization: $0, team: team, now: time) }
+        }
+        #expect(last(token) == nil, "nothing has passed yet")
+        guard case .success(let accepted) = tokens.check(authorization: token, team: "TEAM000001", now: now) else {
+            Issue.record("an unsigned token passes while no key is registered")
+            return
+        }
+        #expect(last(token) == accepted)
+        #expect(last(token, at: now + 3_600) == accepted)
+        #expect(last(token, team: "TEAM000002") == nil)
+        #expect(last(token, at: now + 3_601) == nil, "expired an hour after it was issued")
+        #expect(last(token, at: now - 301) == nil, "from more than 5 minutes ahead of the clock")
+        #expect(last(String(token.dropLast())) == nil)
+        #expect(last(token + "A") == nil)
+        #expect(last("") == nil)
+        var changed = Array(token.utf8)
+        changed[changed.count - 5] ^= 0x01
+        #expect(last(String(decoding: changed, as: UTF8.self)) == nil)
+        // Through the network: the same token twice passes, then the same bytes with one
+        // changed are checked whole, and refused.
+        let clock = Clock()
+        let session = Session(clock: { clock.now })
+        _ = session.handle(line: Array(#"{"op":"device","platform":"ios"}"#.utf8))
+        _ = session.handle(line: Array(#"{"op":"launch"}"#.utf8))
+        let reply = session.handle(line: Array(#"{"op":"call","plugin":"push","method":"register","input":""}"#.utf8))
+        let output = (try? JSON.parse(text: reply.last ?? ""))?["output"]?.stringValue ?? ""
+        let device = (try? JSON.parse(text: output))?["token"]?.stringValue ?? ""
+        _ = session.handle(
+            line: Array(
+                #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(signer.publicKeyPEM).compactText)}"#
+                    .utf8))
+        func push(_ authorization: String) -> (Int, String?) {
+            let exchange = session.handle(
+                network: request(
+                    "api.push.apple.com", "/3/device/\(device)",
+                    [("apns-topic", "com.example.app"), ("authorization", authorization)],
+                    body: #"{"aps":{"alert":"x"}}"#))
+            return (exchange.response.status, try? JSON.parse(exchange.response.body)["reason"]?.stringValue)
+        }
+        let signed = signer.authorization(issuedAt: clock.seconds)
+        #expect(push(signed) == (200, nil))
+        #expect(push(signed) == (200, nil))
+        var forged = Array(signed.utf8)
+        forged[forged.count - 5] = forged[forged.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(push(String(decoding: forged, as: UTF8.self)) == (403, "InvalidProviderToken"))
+        #expect(push(signed) == (200, nil))
+        clock.now += 3_601_000
+        #expect(push(signed) == (403, "ExpiredProviderToken"))
+    }
+
     @Test func accessTokensAreForgottenWhenExpiredAndAtMostACapacityLive() {
         var tokens = AccessTokens()
         #expect(tokens.capacity == 100_000)
