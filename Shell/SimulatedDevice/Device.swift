@@ -715,7 +715,7 @@ public final class Device: PushSystem {
             let live = process.push.diagnostics.liveSubscribers
             let notificationID = state.withLock { state -> String in
                 defer { state.nextMessage += 1 }
-                return "n\(state.nextMessage)"
+                return DecimalDigits.id("n", state.nextMessage)
             }
             let options = process.push.iosBridge.willPresent(
                 IOSNotification(identifier: notificationID, userInfo: payload))

@@ -1,3 +1,5 @@
+import OrderedJSON
+
 /// Push tokens and ids shaped as the real services issue them, from one fast
 /// generator per device. They must be unique, not secret: SplitMix64 seeded once
 /// from the system's source is plenty, and far cheaper than a system call per byte.
@@ -106,20 +108,11 @@ public struct IDGenerator: RandomNumberGenerator {
     /// straight into its storage: an interpolation was three appends and a number's
     /// `description`, ~900 instructions of every message.
     mutating func fcmMessageID(sequence: Int) -> String {
-        var rest = UInt64(sequence)
-        var digits = 1
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
-        }
+        let digits = DecimalDigits.count(UInt64(sequence))
         return String(unsafeUninitializedCapacity: 2 + digits + 1 + 8) { text in
             text[0] = UInt8(ascii: "0")
             text[1] = UInt8(ascii: ":")
-            var value = UInt64(sequence)
-            for index in stride(from: 1 + digits, to: 1, by: -1) {
-                text[index] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
-            }
+            DecimalDigits.write(UInt64(sequence), into: text, endingAt: 2 + digits)
             text[2 + digits] = UInt8(ascii: "%")
             writeBase64URL(8, into: text, at: 3 + digits)
             return 2 + digits + 1 + 8

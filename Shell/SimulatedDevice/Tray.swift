@@ -1,3 +1,5 @@
+import OrderedJSON
+
 /// The tray: entries oldest first, collapse by key, ids `t1`, `t2`, … per device.
 struct Tray {
     /// The entries as a ring: the oldest at `start`, wrapping. A full iOS tray lets its
@@ -49,7 +51,7 @@ struct Tray {
                 }
                 takesTheOldestsPlace = true
             }
-            id = "t\(nextID)"
+            id = DecimalDigits.id("t", nextID)
             nextID += 1
         }
         posted.id = id

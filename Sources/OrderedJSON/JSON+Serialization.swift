@@ -120,15 +120,9 @@ extension JSON {
     public static func writeDecimal(_ value: Int64, to output: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { text in
             // The magnitude as unsigned, so that Int64.min has one too.
-            var rest = value.magnitude
-            var at = 20
-            repeat {
-                at -= 1
-                text[at] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
+            let first = DecimalDigits.write(value.magnitude, into: text, endingAt: 20)
             if value < 0 { output.append(UInt8(ascii: "-")) }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: text[at...]))
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: text[first...]))
         }
     }
 

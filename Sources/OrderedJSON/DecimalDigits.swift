@@ -1,0 +1,46 @@
+/// A number's decimal digits written in place, for text that carries numbers among its
+/// bytes (a log entry, an effect sentence, an id such as `t12` or FCM's message id): no
+/// `String` is made of the number first.
+public enum DecimalDigits {
+    /// How many digits `value` takes (1 for 0).
+    @inlinable
+    public static func count(_ value: UInt64) -> Int {
+        var rest = value
+        var digits = 1
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+
+    /// Writes `value`'s digits into `text`, the last one just before `end`; returns
+    /// where the first one is.
+    @inlinable
+    @discardableResult
+    public static func write(_ value: UInt64, into text: UnsafeMutableBufferPointer<UInt8>, endingAt end: Int) -> Int {
+        var rest = value
+        var at = end
+        repeat {
+            at -= 1
+            text[at] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        } while rest > 0
+        return at
+    }
+
+    /// `letter` then `number` in decimal (`t12`, `n3`): ids counted by the world, made
+    /// on every push shown, written straight into a small string (an interpolation was
+    /// a `description` and an append, some 350 instructions).
+    public static func id(_ letter: Unicode.Scalar, _ number: Int) -> String {
+        let magnitude = UInt64(number.magnitude)
+        let digits = count(magnitude)
+        let sign = number < 0 ? 1 : 0
+        return String(unsafeUninitializedCapacity: 1 + sign + digits) { text in
+            text[0] = UInt8(ascii: letter)
+            if sign == 1 { text[1] = UInt8(ascii: "-") }
+            write(magnitude, into: text, endingAt: 1 + sign + digits)
+            return 1 + sign + digits
+        }
+    }
+}
