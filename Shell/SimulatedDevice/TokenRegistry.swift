@@ -73,9 +73,6 @@ public final class TokenRegistry: Sendable {
         }
     }
 
-    /// As FCM sees a token or installation id.
-    public func fcmRecord(_ target: FCMTarget) -> FCMTokenRecord? { entry(target)?.fcmRecord }
-
     /// Room for `count` more devices' tokens (and, on Android, installation ids), so a
     /// fleet made in bulk does not rehash every token each time the table doubles.
     public func reserveCapacity(devices count: Int, platform: PushPlatform) {

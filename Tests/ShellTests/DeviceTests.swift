@@ -116,8 +116,8 @@ import Testing
         #expect(try device.setTopic("news", subscribed: true) == ["news"])
         try device.uninstall(nowMilliseconds: 7)
         #expect(!device.isInstalled && device.token == nil && device.topics.isEmpty && device.appState == .notRunning)
-        #expect(registry.fcmRecord(.token(token)) == FCMTokenRecord(project: "cxshell", retired: true))
-        #expect(registry.fcmRecord(.fid(fid)) == FCMTokenRecord(project: "cxshell", retired: true))
+        #expect(registry.entry(.token(token))?.fcmRecord == FCMTokenRecord(project: "cxshell", retired: true))
+        #expect(registry.entry(.fid(fid))?.fcmRecord == FCMTokenRecord(project: "cxshell", retired: true))
         #expect(throws: DeviceRefusal.self) { try device.launch() }
         #expect(throws: DeviceRefusal.self) { try device.uninstall(nowMilliseconds: 8) }
         #expect(try device.install(bundleID: nil) == "com.example.app")
@@ -125,6 +125,6 @@ import Testing
         #expect(throws: DeviceRefusal.self) { try device.install(bundleID: nil) }
         _ = try device.launch()  // the app registers again at its start: a new token
         let fresh = try #require(device.token)
-        #expect(fresh != token && registry.fcmRecord(.token(fresh)) == FCMTokenRecord(project: "cxshell"))
+        #expect(fresh != token && registry.entry(.token(fresh))?.fcmRecord == FCMTokenRecord(project: "cxshell"))
     }
 }
