@@ -41,8 +41,8 @@ public struct IDGenerator: RandomNumberGenerator {
         }
     }
 
-    private static func hexDigit(_ nibble: UInt8, uppercase: Bool = false) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : (uppercase ? UInt8(ascii: "A") : UInt8(ascii: "a")) + nibble - 10
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// `<instance id>:APA91b<134 characters>`, the shape of an FCM registration token.
