@@ -84,10 +84,36 @@ public struct FCMMessage: Sendable, Equatable {
 }
 
 extension FCMRequest {
-    static let messageFields = [
-        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "fid", "topic",
-        "condition",
-    ]
+    static let requestFields = ["message", "validate_only"]
+
+    /// A message's members, found in one pass over it (a lookup each passed over it seven
+    /// times), with the first name FCM does not know. `name` and the recipient's fields
+    /// are known; `target(of:)` reads the recipient.
+    struct MessageMembers {
+        var data: JSON?
+        var notification: JSON?
+        var android: JSON?
+        var apns: JSON?
+        var webpush: JSON?
+        var options: JSON?
+        var unknown: String?
+
+        init(_ message: JSONObject) {
+            for (key, value) in message {
+                switch key {
+                case "data": data = value
+                case "notification": notification = value
+                case "android": android = value
+                case "apns": apns = value
+                case "webpush": webpush = value
+                case "fcm_options": options = value
+                case "name", "token", "fid", "topic", "condition": break
+                default: if unknown == nil { unknown = key }
+                }
+            }
+        }
+    }
+
     static let notificationFields = ["title", "body", "image"]
     static let androidFields = [
         "collapse_key", "priority", "ttl", "restricted_package_name", "data", "notification", "fcm_options",
@@ -145,7 +171,7 @@ extension FCMRequest {
             throw .invalidArgument(
                 "Invalid JSON payload received. The request must be an object, not \(root.typeName).")
         }
-        try Self.rejectUnknown(in: request, allowed: ["message", "validate_only"], at: nil)
+        try Self.rejectUnknown(in: request, allowed: Self.requestFields, at: nil)
         var validateOnly = false
         if let flag = request["validate_only"] {
             guard case .bool(let value) = flag else { throw Self.wrongType("validate_only", "TYPE_BOOL", flag) }
@@ -155,14 +181,15 @@ extension FCMRequest {
         guard let message = messageValue.objectValue else {
             throw Self.wrongType("message", "TYPE_MESSAGE", messageValue)
         }
-        try Self.rejectUnknown(in: message, allowed: Self.messageFields, at: "message")
+        let members = MessageMembers(message)
+        if let unknown = members.unknown { throw Self.unknownName(unknown, at: "message") }
 
         let target = try Self.target(of: message)
-        var data = try Self.stringMap(message["data"], at: "message.data", reservedKeysChecked: true)
+        var data = try Self.stringMap(members.data, at: "message.data", reservedKeysChecked: true)
         var title: String?
         var body: String?
         var isNotificationMessage = false
-        if let value = message["notification"] {
+        if let value = members.notification {
             let notification = try Self.object(value, at: "message.notification", allowed: Self.notificationFields)
             title = try Self.string(notification["title"], at: "message.notification.title")
             body = try Self.string(notification["body"], at: "message.notification.body")
@@ -176,7 +203,7 @@ extension FCMRequest {
         var collapseKey: String?
         var priority: String?
         var ttlSeconds: Double?
-        if let value = message["android"] {
+        if let value = members.android {
             let android = try Self.object(value, at: "message.android", allowed: Self.androidFields)
             collapseKey = try Self.string(android["collapse_key"], at: "message.android.collapse_key")
             if let text = try Self.string(android["priority"], at: "message.android.priority") {
@@ -218,14 +245,14 @@ extension FCMRequest {
             }
             try Self.checkOptions(android["fcm_options"], at: "message.android.fcm_options")
         }
-        if let value = message["apns"] {
+        if let value = members.apns {
             let apns = try Self.object(value, at: "message.apns", allowed: Self.apnsFields)
             _ = try Self.stringMap(apns["headers"], at: "message.apns.headers", reservedKeysChecked: false)
             if let payload = apns["payload"], payload.objectValue == nil {
                 throw Self.wrongType("message.apns.payload", "TYPE_MESSAGE", payload)
             }
         }
-        if let value = message["webpush"] {
+        if let value = members.webpush {
             let webpush = try Self.object(value, at: "message.webpush", allowed: Self.webpushFields)
             _ = try Self.stringMap(webpush["headers"], at: "message.webpush.headers", reservedKeysChecked: false)
             _ = try Self.stringMap(webpush["data"], at: "message.webpush.data", reservedKeysChecked: false)
@@ -233,7 +260,7 @@ extension FCMRequest {
                 throw .invalidArgument("webpush.fcm_options.link must be an https URL, got '\(link)'")
             }
         }
-        try Self.checkOptions(message["fcm_options"], at: "message.fcm_options")
+        try Self.checkOptions(members.options, at: "message.fcm_options")
 
         let size =
             data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
@@ -387,9 +414,13 @@ extension FCMRequest {
 
     static func rejectUnknown(in object: JSONObject, allowed: [String], at path: String?) throws(FCMError) {
         guard let unknown = object.lazy.map(\.key).first(where: { !allowed.contains($0) }) else { return }
+        throw unknownName(unknown, at: path)
+    }
+
+    static func unknownName(_ name: String, at path: String?) -> FCMError {
         let location = path.map { " at '\($0)'" } ?? ""
-        throw .invalidArgument(
-            "Invalid JSON payload received. Unknown name \"\(unknown)\"\(location): Cannot find field.")
+        return .invalidArgument(
+            "Invalid JSON payload received. Unknown name \"\(name)\"\(location): Cannot find field.")
     }
 
     static func wrongType(_ path: String, _ type: String, _ value: JSON) -> FCMError {
