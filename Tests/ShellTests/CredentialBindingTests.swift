@@ -124,10 +124,10 @@ import Testing
         #expect(send(session, bearer: bound, project: "demo", to: demo).0 == 401)
     }
 
-    /// An APNs provider token from more than 5 minutes ahead is refused, and one that
-    /// passed is not trusted forever from the cache: the rule is checked again.
-    @Test func aProviderTokenFromTheFutureIsRefusedEvenFromTheCache() throws {
-        let clock = Clock()
+    /// A session on `clock` with an iOS app launched and registered, and `signer`'s key
+    /// registered with `apns_key`: a push to that device over the network with an
+    /// `authorization`, answered with its status and reason.
+    func apnsWorld(_ clock: Clock, _ signer: ProviderTokenSigner) throws -> (String) -> (Int, String?) {
         let session = Session(clock: { clock.now })
         _ = session.handle(line: Array(#"{"op":"device","platform":"ios"}"#.utf8))
         _ = session.handle(line: Array(#"{"op":"launch"}"#.utf8))
@@ -135,33 +135,40 @@ import Testing
             session.handle(line: Array(#"{"op":"call","plugin":"push","method":"register","input":""}"#.utf8)).last)
         let output = try #require(try JSON.parse(text: reply)["output"]?.stringValue)
         let device = try #require(try JSON.parse(text: output)["token"]?.stringValue)
-        let signer = ProviderTokenSigner()
         _ = session.handle(
             line: Array(
                 #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(signer.publicKeyPEM).compactText)}"#
                     .utf8))
-        func push(_ authorization: String) throws -> (Int, String?) {
+        return { authorization in
             let exchange = session.handle(
-                network: request(
+                network: self.request(
                     "api.push.apple.com", "/3/device/\(device)",
                     [("apns-topic", "com.example.app"), ("authorization", authorization)],
                     body: #"{"aps":{"alert":"x"}}"#))
             return (exchange.response.status, try? JSON.parse(exchange.response.body)["reason"]?.stringValue)
         }
-        #expect(try push(signer.authorization(issuedAt: clock.seconds + 301)) == (403, "InvalidProviderToken"))
-        #expect(try push(signer.authorization(issuedAt: clock.seconds + 315_360_000)) == (403, "InvalidProviderToken"))
+    }
+
+    /// An APNs provider token from more than 5 minutes ahead is refused, and one that
+    /// passed is not trusted forever from the cache: the rule is checked again.
+    @Test func aProviderTokenFromTheFutureIsRefusedEvenFromTheCache() throws {
+        let clock = Clock()
+        let signer = ProviderTokenSigner()
+        let push = try apnsWorld(clock, signer)
+        #expect(push(signer.authorization(issuedAt: clock.seconds + 301)) == (403, "InvalidProviderToken"))
+        #expect(push(signer.authorization(issuedAt: clock.seconds + 315_360_000)) == (403, "InvalidProviderToken"))
         let soon = signer.authorization(issuedAt: clock.seconds + 200)
-        #expect(try push(soon).0 == 200)
+        #expect(push(soon).0 == 200)
         // Real time stepping back (an NTP correction) does not take the world's clock with
         // it (chaos.md, "The world's clock"), so the cached token is not 400 s ahead now.
         clock.now -= 200_000
-        #expect(try push(soon).0 == 200)
+        #expect(push(soon).0 == 200)
     }
 
     /// The token that passed last is trusted again from its bytes alone only when they
     /// are the same bytes, for the same team, while it is still valid; anything else is
     /// left to the whole check.
-    @Test func theLastProviderTokenIsTrustedAgainOnlyAsTheSameBytesForItsTeamWhileValid() {
+    @Test func theLastProviderTokenIsTrustedAgainOnlyAsTheSameBytesForItsTeamWhileValid() throws {
         var tokens = APNsProviderTokens()
         let signer = ProviderTokenSigner()
         let now = 1_700_000_000.0
@@ -188,24 +195,7 @@ import Testing
         // Through the network: the same token twice passes, then the same bytes with one
         // changed are checked whole, and refused.
         let clock = Clock()
-        let session = Session(clock: { clock.now })
-        _ = session.handle(line: Array(#"{"op":"device","platform":"ios"}"#.utf8))
-        _ = session.handle(line: Array(#"{"op":"launch"}"#.utf8))
-        let reply = session.handle(line: Array(#"{"op":"call","plugin":"push","method":"register","input":""}"#.utf8))
-        let output = (try? JSON.parse(text: reply.last ?? ""))?["output"]?.stringValue ?? ""
-        let device = (try? JSON.parse(text: output))?["token"]?.stringValue ?? ""
-        _ = session.handle(
-            line: Array(
-                #"{"op":"apns_key","key_id":"ABC123DEFG","team":"TEAM000001","public_key":\#(JSON.string(signer.publicKeyPEM).compactText)}"#
-                    .utf8))
-        func push(_ authorization: String) -> (Int, String?) {
-            let exchange = session.handle(
-                network: request(
-                    "api.push.apple.com", "/3/device/\(device)",
-                    [("apns-topic", "com.example.app"), ("authorization", authorization)],
-                    body: #"{"aps":{"alert":"x"}}"#))
-            return (exchange.response.status, try? JSON.parse(exchange.response.body)["reason"]?.stringValue)
-        }
+        let push = try apnsWorld(clock, signer)
         let signed = signer.authorization(issuedAt: clock.seconds)
         #expect(push(signed) == (200, nil))
         #expect(push(signed) == (200, nil))
