@@ -21,7 +21,7 @@ public struct APNsProviderTokens: Sendable {
     /// cost. Only their expiry is checked again. A new key forgets them all.
     private var accepted: [String: Accepted] = [:]
     /// The last token that passed, with its team: a backend's pushes all carry the same
-    /// one, so it is compared before the table is hashed.
+    /// one, so `lastAccepted` compares it with the header's bytes before any text is made.
     private var last: (authorization: String, team: String, accepted: Accepted)?
 
     public init() {}
@@ -49,12 +49,8 @@ public struct APNsProviderTokens: Sendable {
     /// Checks a push's `authorization` header for an app of `team` at `now` (seconds
     /// since 1970). A token that passed is remembered (at most 1,024) until it expires.
     public mutating func check(authorization: String?, team: String, now: Double) -> Result<Accepted, Refusal> {
-        func stillValid(_ known: Accepted) -> Bool { Self.stillValid(known, now: now) }
-        if let last, last.authorization == authorization, last.team == team, stillValid(last.accepted) {
-            return .success(last.accepted)
-        }
         let cacheKey = (authorization ?? "") + "\u{0}" + team
-        if let known = accepted[cacheKey], stillValid(known) {
+        if let known = accepted[cacheKey], Self.stillValid(known, now: now) {
             last = (authorization ?? "", team, known)
             return .success(known)
         }
