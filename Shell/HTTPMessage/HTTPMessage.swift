@@ -58,28 +58,48 @@ public struct HTTPRequest: Sendable {
 
     /// The host `:authority` (or `Host`) names, without a port, lowercased.
     public var authorityHost: String? {
-        (header(":authority") ?? header("host")).map(Self.hostWithoutPort)
+        withAuthorityHost { host in host.map { Self.lowercasedText($0) } }
+    }
+
+    /// The bytes of `authorityHost` in place, in the case they were sent (nil: neither
+    /// header): routing every request compares them without making text of them.
+    public func withAuthorityHost<T>(_ body: (UnsafeBufferPointer<UInt8>?) -> T) -> T {
+        guard let index = headers.firstIndex(named: ":authority") ?? headers.firstIndex(named: "host") else {
+            return body(nil)
+        }
+        return headers.withValueBytes(at: index) { body(Self.host(inAuthority: $0)) }
     }
 
     /// The host the connection was opened for (SNI, or a CONNECT's target), lowercased.
     public var serverHost: String? { serverName.map(Self.hostWithoutPort) }
 
-    /// Bytes, not characters: every request is routed by it, and its log entry names it.
-    /// An authority that is already a bare lowercase host is returned as it is.
+    /// Bytes, not characters. An authority that is already a bare lowercase host is
+    /// returned as it is.
     static func hostWithoutPort(_ authority: String) -> String {
         var text = authority
         return text.withUTF8 { bytes in
-            let start = bytes.first == UInt8(ascii: "[") ? 1 : 0
-            let end =
-                start == 1
-                ? bytes[1...].firstIndex(of: UInt8(ascii: "]")) ?? bytes.count
-                : bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count
-            let host = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            guard host.contains(where: { (65...90).contains($0) }) else {
-                return host.count == bytes.count ? authority : String(decoding: host, as: UTF8.self)
+            let host = host(inAuthority: bytes)
+            guard host.contains(where: { (65...90).contains($0) }) || host.count != bytes.count else {
+                return authority
             }
-            return String(decoding: host.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+            return lowercasedText(host)
         }
+    }
+
+    /// The host of an authority (`host`, `host:port`, `[v6]`, `[v6]:port`): a view
+    /// into the same bytes.
+    static func host(inAuthority bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        let start = bytes.first == UInt8(ascii: "[") ? 1 : 0
+        let end =
+            start == 1
+            ? bytes[1...].firstIndex(of: UInt8(ascii: "]")) ?? bytes.count
+            : bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    private static func lowercasedText(_ host: UnsafeBufferPointer<UInt8>) -> String {
+        guard host.contains(where: { (65...90).contains($0) }) else { return String(decoding: host, as: UTF8.self) }
+        return String(decoding: host.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
     }
 }
 

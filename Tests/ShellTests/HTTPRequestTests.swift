@@ -128,10 +128,53 @@ import Testing
         #expect(Service(host: "fcm.googleapis.com") == .fcm)
         #expect(Service(host: "oauth2.googleapis.com") == .oauth)
         #expect(Service(host: "cloud.appwrite.io") == .appwrite)
-        // Same length as a service's name, another name; and a service's name in another case
-        // (hosts reach it lowercased).
-        for host in ["api.push.apple.org", "fcm.googleapis.net", "127.0.0.1", "", "API.PUSH.APPLE.COM"] {
+        // A host's name in any case (DNS compares names so); the letters only.
+        #expect(Service(host: "API.PUSH.APPLE.COM") == .apns(.production))
+        #expect(Service(host: "Eu.PNDSN.com") == .pubnub)
+        #expect(Service(host: "X.Cloud.Appwrite.IO") == .appwrite)
+        // Same length as a service's name, another name; a byte that only folds to a name's
+        // letter past ASCII; a suffix alone, or with no dot before it.
+        for host in [
+            "api.push.apple.org", "fcm.googleapis.net", "127.0.0.1", "", "api\u{0E}push.apple.com",
+            "xpndsn.com", ".pndsn.co", "mycloud.appwrite.io", "cloud.appwrite.i",
+        ] {
             #expect(Service(host: host) == nil, "\(host)")
         }
+    }
+
+    /// By `:authority` (or `Host`) in any case and with a port; with SNI, both must agree,
+    /// and a misdirected request names both hosts lowercased, without ports.
+    @Test func aRequestIsRoutedByItsHostsInAnyCaseOrByItsPath() {
+        typealias Route = NetworkDoor.Route
+        #expect(
+            NetworkDoor.route(Self.request([(":authority", "API.Push.Apple.com:443")])) == .service(.apns(.production)))
+        #expect(NetworkDoor.route(Self.request([("host", "fcm.googleapis.COM")])) == .service(.fcm))
+        #expect(
+            NetworkDoor.route(Self.request([(":authority", "fcm.googleapis.com")], serverName: "FCM.googleapis.com"))
+                == .service(.fcm))
+        #expect(
+            NetworkDoor.route(
+                Self.request([(":authority", "FCM.googleapis.com:443")], serverName: "api.push.apple.com"))
+                == .misdirected(connection: "api.push.apple.com", authority: "fcm.googleapis.com"))
+        #expect(
+            NetworkDoor.route(Self.request([(":authority", "127.0.0.1:8443")], serverName: "oauth2.googleapis.com"))
+                == .service(.oauth))
+        #expect(
+            NetworkDoor.route(Self.request([(":authority", "127.0.0.1:8443"), (":path", "/3/device/ab")]))
+                == .unknownHost)
+        #expect(
+            NetworkDoor.route(Self.request([(":authority", "localhost"), (":path", "/api/v1/log?q=x")])) == .inspector)
+    }
+
+    /// The inspector's paths, a query after them or not; nothing that only starts like one.
+    @Test(
+        arguments: [
+            ("/", true), ("/?x=1", true), ("/api/v1/", true), ("/api/v1/log?q=a?b", true), ("/metrics", true),
+            ("/metrics?", true), ("/livez", true), ("/readyz?verbose", true), ("/favicon.ico", true),
+            ("", false), ("/x", false), ("/api/v1", false), ("/api/v1?x=/", false), ("/metricsx", false),
+            ("/metrics/", false), ("/livez/x?", false), ("/3/device/ab?/", false), ("?/", false),
+        ] as [(String, Bool)])
+    func theInspectorClaimsItsPathsWhateverTheirQuery(path: String, claimed: Bool) {
+        #expect(InspectorResource.claims(path) == claimed)
     }
 }

@@ -101,7 +101,7 @@ final class NetworkDoor {
     /// Whether a TLS handshake for `serverName` may go on: not when a `tls_fail` rule for
     /// its service meets it. A refused handshake is logged (source `tls`) and reported.
     func handshake(serverName: String) -> (allowed: Bool, lines: [String]) {
-        guard let service = Service(host: serverName.lowercased()), world.chaos.applies(to: service.name),
+        guard let service = Service(host: serverName), world.chaos.applies(to: service.name),
             let met = world.chaos.meetHandshake(service: service.name)
         else { return (true, []) }
         world.begin()
@@ -267,22 +267,41 @@ final class NetworkDoor {
             }
         }
 
+        /// The service of a host in any case, as DNS compares names (RFC 4343).
         init?(host: String) {
-            // Lengths first: every request asks this of two hosts, and a switch on the
-            // text compared each against every name (an IP's too).
-            let length = host.utf8.count
-            if let (_, service) = Self.hosts.first(where: { $0.name.utf8.count == length && $0.name == host }) {
-                self = service
-            } else if host.hasByteSuffix(".pndsn.com") {  // ps.pndsn.com and its regional hosts
-                self = .pubnub
-            } else if host == "cloud.appwrite.io" || host.hasByteSuffix(".cloud.appwrite.io") {
-                self = .appwrite
-            } else {
-                return nil
-            }
+            var text = host
+            guard let service = text.withUTF8(Self.named) else { return nil }
+            self = service
         }
 
-        private static let hosts: [(name: String, service: Service)] = [
+        /// The service of a host's bytes, compared in any case without making text of them.
+        static func named(_ host: UnsafeBufferPointer<UInt8>) -> Service? {
+            // Lengths first: every request asks this of two hosts, an IP's too.
+            for (name, service) in hosts where name.utf8CodeUnitCount == host.count {
+                if matches(host, name) { return service }
+            }
+            if matches(host, ".pndsn.com", suffix: true) { return .pubnub }  // ps.pndsn.com and its regional hosts
+            if matches(host, "cloud.appwrite.io") || matches(host, ".cloud.appwrite.io", suffix: true) {
+                return .appwrite
+            }
+            return nil
+        }
+
+        /// Whether `host` is `name` (or ends with it), ASCII letters in any case.
+        private static func matches(_ host: UnsafeBufferPointer<UInt8>, _ name: StaticString, suffix: Bool = false)
+            -> Bool
+        {
+            let length = name.utf8CodeUnitCount
+            guard suffix ? host.count >= length : host.count == length else { return false }
+            let start = host.count - length
+            for index in 0..<length {
+                let byte = host[start + index]
+                if (byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte) != name.utf8Start[index] { return false }
+            }
+            return true
+        }
+
+        private static let hosts: [(name: StaticString, service: Service)] = [
             ("api.push.apple.com", .apns(.production)), ("api.development.push.apple.com", .apns(.development)),
             ("api.sandbox.push.apple.com", .apns(.development)), ("fcm.googleapis.com", .fcm),
             ("oauth2.googleapis.com", .oauth),
@@ -320,12 +339,13 @@ final class NetworkDoor {
     /// a request that names another service than its connection's is misdirected.
     static func route(_ request: HTTPRequest) -> Route {
         let connection = request.serverHost.flatMap { host in Service(host: host).map { (host, $0) } }
-        let authority = request.authorityHost.flatMap { host in Service(host: host).map { (host, $0) } }
+        let authority = request.withAuthorityHost { host in host.flatMap(Service.named) }
         switch (connection, authority) {
-        case (.some((let connectionHost, let connectionService)), .some((let authorityHost, let authorityService))):
+        case (.some((let connectionHost, let connectionService)), .some(let authorityService)):
             return connectionService == authorityService
-                ? .service(connectionService) : .misdirected(connection: connectionHost, authority: authorityHost)
-        case (.some((_, let service)), nil), (nil, .some((_, let service))): return .service(service)
+                ? .service(connectionService)
+                : .misdirected(connection: connectionHost, authority: request.authorityHost ?? "")
+        case (.some((_, let service)), nil), (nil, .some(let service)): return .service(service)
         case (nil, nil): return InspectorResource.claims(request.path ?? "") ? .inspector : .unknownHost
         }
     }

@@ -73,10 +73,12 @@ enum InspectorResource: Equatable {
         var path = path
         return path.withUTF8 { bytes in
             guard let start = bytes.baseAddress else { return false }
-            let count = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+            // No name holds a `?`, so a name that matches ends where the query starts:
+            // the path is not searched for one (an APNs path is some 80 bytes).
             func `is`(_ text: StaticString, prefix: Bool = false) -> Bool {
                 let length = text.utf8CodeUnitCount
-                return (prefix ? count >= length : count == length) && memcmp(start, text.utf8Start, length) == 0
+                guard bytes.count >= length, memcmp(start, text.utf8Start, length) == 0 else { return false }
+                return prefix || bytes.count == length || bytes[length] == UInt8(ascii: "?")
             }
             return `is`("/") || `is`("/api/v1/", prefix: true) || `is`("/metrics") || `is`("/livez") || `is`("/readyz")
                 || `is`("/favicon.ico")

@@ -402,7 +402,7 @@ public final class HandshakeFaults: Sendable {
 
     /// Whether a handshake for `serverName` may meet a rule (and must ask the world).
     public func mayFail(serverName: String) -> Bool {
-        guard let service = NetworkDoor.Service(host: serverName.lowercased()) else { return false }
+        guard let service = NetworkDoor.Service(host: serverName) else { return false }
         return services.withLock { $0.contains(service.name) }
     }
 }
