@@ -1,3 +1,5 @@
+import Foundation
+
 /// The OAuth access tokens the token endpoint issued (front-door.md, "OAuth 2 token
 /// endpoint"): each with when it expires and the project it belongs to. A token is
 /// forgotten once it has expired, and at most `capacity` live at once, the oldest going
@@ -22,6 +24,10 @@ public struct AccessTokens: Sendable {
     /// also the order they expire in. Entries before `head` are gone.
     private var issued: [String] = []
     private var head = 0
+    /// The token `grant(forBytes:now:)` last found live, as its bytes, and its grant: a
+    /// client sends one token for its hour, and comparing bytes spares making text of
+    /// it and hashing it on every message. Cleared whenever `grants` changes.
+    private var last: (token: [UInt8], grant: Grant)?
 
     public init(capacity: Int = 100_000) {
         precondition(capacity > 0)
@@ -39,6 +45,7 @@ public struct AccessTokens: Sendable {
 
     /// Remembers `token` until it expires, forgetting the expired and the oldest first.
     public mutating func issue(_ token: String, _ grant: Grant, now: Int64) {
+        last = nil
         forget(now: now, making: 1)
         grants[token] = grant
         issued.append(token)
@@ -58,9 +65,26 @@ public struct AccessTokens: Sendable {
         guard let grant = grants[token] else { return nil }
         guard grant.expires > now else {
             grants[token] = nil
+            last = nil
             return nil
         }
         return grant
+    }
+
+    /// `grant(for:now:)` of a token as the request's bytes (decoded as UTF-8 when made text).
+    public mutating func grant(forBytes token: UnsafeBufferPointer<UInt8>, now: Int64) -> Grant? {
+        if let last, last.grant.expires > now, Self.same(last.token, token) { return last.grant }
+        guard let grant = grant(for: String(decoding: token, as: UTF8.self), now: now) else { return nil }
+        last = (Array(token), grant)
+        return grant
+    }
+
+    private static func same(_ known: [UInt8], _ token: UnsafeBufferPointer<UInt8>) -> Bool {
+        known.withUnsafeBufferPointer { known in
+            guard known.count == token.count else { return false }
+            guard let knownBase = known.baseAddress, let base = token.baseAddress else { return true }
+            return memcmp(knownBase, base, known.count) == 0
+        }
     }
 
     /// Drops tokens from the oldest on while they have expired or `room` new ones would

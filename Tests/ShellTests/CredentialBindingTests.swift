@@ -220,4 +220,38 @@ import Testing
         #expect(tokens.count == 1)
         #expect(tokens.grant(for: "late", now: 10_000) == .init(expires: 20_000, project: "demo"))
     }
+
+    /// A token asked for as bytes is granted exactly as the same token as text, though the
+    /// last one granted is only compared: never past its expiry, never once it is forgotten
+    /// or issued again, never for other bytes.
+    @Test func anAccessTokenAskedForAsBytesIsGrantedAsTheSameTokenAsText() {
+        func grant(_ tokens: inout AccessTokens, _ token: String, now: Int64) -> AccessTokens.Grant? {
+            Array(token.utf8).withUnsafeBufferPointer { tokens.grant(forBytes: $0, now: now) }
+        }
+        let hour = AccessTokens.Grant(expires: 3_600, project: "demo")
+        var tokens = AccessTokens(capacity: 2)
+        #expect(grant(&tokens, "ya29.a", now: 0) == nil, "nothing issued")
+        tokens.issue("ya29.a", hour, now: 0)
+        for _ in 0..<2 { #expect(grant(&tokens, "ya29.a", now: 0) == hour) }
+        for other in ["ya29.b", "ya29.", "ya29.aa", "", "YA29.A", "ya29.a\u{0}"] {
+            #expect(grant(&tokens, other, now: 0) == nil, "\(other)")
+        }
+        #expect(grant(&tokens, "ya29.a", now: 3_600) == nil, "expired")
+        #expect(tokens.grant(for: "ya29.a", now: 0) == nil, "and forgotten")
+
+        // Issued again for another project: the new grant, not the one compared last.
+        tokens.issue("ya29.a", hour, now: 0)
+        #expect(grant(&tokens, "ya29.a", now: 0) == hour)
+        let other = AccessTokens.Grant(expires: 7_200, project: "other")
+        tokens.issue("ya29.a", other, now: 0)
+        #expect(grant(&tokens, "ya29.a", now: 0) == other)
+
+        // Pushed out by capacity while it was the last one granted.
+        tokens.issue("ya29.b", hour, now: 0)
+        #expect(grant(&tokens, "ya29.b", now: 0) == hour)
+        tokens.issue("ya29.c", hour, now: 0)
+        tokens.issue("ya29.d", hour, now: 0)
+        #expect(grant(&tokens, "ya29.b", now: 0) == nil, "the oldest went first")
+        #expect(grant(&tokens, "ya29.d", now: 0) == hour)
+    }
 }

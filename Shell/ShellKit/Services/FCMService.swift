@@ -281,7 +281,11 @@ final class FCMService {
         guard request.method == "POST" else {
             return refuse(FCMError(code: 405, status: "METHOD_NOT_ALLOWED", message: "messages:send takes POST"))
         }
-        guard let grant = oauth.accessTokens.grant(for: request.bearerToken ?? "", now: world.clock()) else {
+        let now = world.clock()
+        let grant = request.withBearerToken { token in
+            token.flatMap { oauth.accessTokens.grant(forBytes: $0, now: now) }
+        }
+        guard let grant else {
             return refuse(
                 FCMError(
                     code: 401, status: "UNAUTHENTICATED",
