@@ -4,15 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+int buffer_reserve(buffer *b, size_t n) {
+    if (b->len + n <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + n) cap *= 2;
+    unsigned char *data = realloc(b->data, cap);
+    if (!data) return -1;
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
 int buffer_append(buffer *b, const void *bytes, size_t n) {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n) cap *= 2;
-        unsigned char *data = realloc(b->data, cap);
-        if (!data) return -1;
-        b->data = data;
-        b->cap = cap;
-    }
+    if (buffer_reserve(b, n) != 0) return -1;
     if (n) memcpy(b->data + b->len, bytes, n);
     b->len += n;
     return 0;

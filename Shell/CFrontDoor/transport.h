@@ -51,6 +51,8 @@ typedef struct buffer {
     size_t len, cap;
 } buffer;
 
+/* Room for `n` more bytes past `len`; -1 when memory runs out (the buffer is as it was). */
+int buffer_reserve(buffer *b, size_t n);
 int buffer_append(buffer *b, const void *bytes, size_t n);
 void buffer_consume(buffer *b, size_t n);
 void buffer_free(buffer *b);
