@@ -177,12 +177,15 @@ final class APNsService {
         guard request.http2 else {
             return plainAnswer("apns", 505, "APNs takes HTTP/2 only; this request came over HTTP/1.1")
         }
-        let headers = APNsHeaders(request)
         // The token is read and looked up once: for the environment, the validator and
         // the delivery.
         let (token, normalized) = Self.token(request)
         let entry = world.registry.entry(token: token)
         let environment = environment ?? entry?.apnsRecord?.environment ?? .production
+        // The headers live in the request alone, read from there after: a copy of them
+        // kept beside it cost ~0.9k instructions a push in reference counting.
+        var push = APNsRequest(headers: APNsHeaders(request), body: request.body, token: nil, environment: environment)
+        push.normalizedPathToken = normalized
         let result: Result<APNsNotification, APNsRejection>
         var signatureChecked = false
         if let repeated = request.repeatedHeaderName {
@@ -192,8 +195,6 @@ final class APNsService {
         } else {
             let now = Double(world.clock()) / 1000
             let registry = world.registry
-            var push = APNsRequest(headers: headers, body: request.body, token: nil, environment: environment)
-            push.normalizedPathToken = normalized
             let authorization = request.headers.firstIndex(named: "authorization")
             // Closures passed straight in, so that neither escapes: their captures stay on
             // the stack, where a closure kept in a constant was allocated on every push.
@@ -221,7 +222,7 @@ final class APNsService {
         }
         switch result {
         case .failure(let rejection):
-            let apnsID = headers.id ?? ids.uuid()
+            let apnsID = push.headers.id ?? ids.uuid()
             let report = JSONObject([
                 ("network", "apns"), ("status", .integer(Int64(rejection.status))), ("apns-id", .string(apnsID)),
                 ("reason", .string(rejection.reason)), ("effect", .string("refused: \(rejection.detail)")),
@@ -235,7 +236,7 @@ final class APNsService {
             do {
                 let holder = entry.flatMap { world.devicesByID[$0.deviceID] }
                 let (target, outcome) = try deliver(notification, holder: holder)
-                let apnsID = headers.id ?? target.makeAPNsID()
+                let apnsID = push.headers.id ?? target.makeAPNsID()
                 // Member by member into room for all: a tray id added to a literal's five
                 // reallocated the object's members on every push shown in a tray.
                 var report = JSONObject(capacity: 6)
