@@ -12,7 +12,6 @@
    nghttp2's queue, where its outbound limits find a flood. */
 #include "transport.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,11 +37,13 @@ static ssize_t read_answer_body(nghttp2_session *session, int32_t stream_id, uin
 }
 
 void http2_submit_answer(connection *c, stream *s) {
-    char status[8];
+    /* Three digits by hand: snprintf was ~650 instructions of every answer. */
     int code = s->answer.status >= 100 && s->answer.status <= 999 ? s->answer.status : 500;
-    snprintf(status, sizeof status, "%d", code);
+    char status[3] = {(char)('0' + code / 100), (char)('0' + code / 10 % 10), (char)('0' + code % 10)};
     size_t count = s->answer.header_count + 1;
-    nghttp2_nv *nva = calloc(count, sizeof *nva);
+    /* nghttp2 copies the pairs it is given, so an answer's few fit on the stack. */
+    nghttp2_nv inline_nva[8];
+    nghttp2_nv *nva = count <= sizeof inline_nva / sizeof *inline_nva ? inline_nva : calloc(count, sizeof *nva);
     if (!nva) {
         nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_INTERNAL_ERROR);
         return;
@@ -61,7 +62,7 @@ void http2_submit_answer(connection *c, stream *s) {
     /* Answered before its request ended (413, 431), nghttp2 resets the stream with
        NO_ERROR once the answer is sent, as RFC 9113 8.1 lets a server. */
     nghttp2_submit_response(c->h2, s->id, nva, count, s->answer.body.len || s->streaming ? &provider : NULL);
-    free(nva);
+    if (nva != inline_nva) free(nva);
 }
 
 void http2_stream_more(connection *c, stream *s) { nghttp2_session_resume_data(c->h2, s->id); }
