@@ -677,7 +677,8 @@ public final class Device: PushSystem {
             return PushOutcome(effect: "nothing: the payload has no aps, so iOS neither shows it nor wakes the app")
         }
         let isAlert = IOSNotification.isAlert(userInfo: payload)
-        let wakes = aps["content-available"] == 1
+        // By the number's text, as JSON numbers compare, not by formatting a literal 1.
+        let wakes = aps["content-available"]?.numberValue?.text == "1"
         guard isAlert || wakes else {
             return PushOutcome(
                 effect:

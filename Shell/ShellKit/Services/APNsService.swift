@@ -56,7 +56,9 @@ final class APNsService {
 
     /// A push that only wakes the app (`content-available`, nothing to show).
     static func isBackgroundOnly(_ notification: APNsNotification) -> Bool {
-        notification.payload["aps"]?["content-available"] == 1
+        // By the number's text, as JSON numbers compare: `== 1` made a number of the
+        // literal, formatting its digit, on every push.
+        notification.payload["aps"]?["content-available"]?.numberValue?.text == "1"
             && !IOSNotification.isAlert(userInfo: notification.payload)
     }
 
@@ -241,7 +243,7 @@ final class APNsService {
                 // reallocated the object's members on every push shown in a tray.
                 var report = JSONObject(capacity: 6)
                 report.appendUnique("network", "apns")
-                report.appendUnique("status", 200)
+                report.appendUnique("status", .status200)
                 report.appendUnique("device", .string(target.id))
                 report.appendUnique("apns-id", .string(apnsID))
                 report.appendUnique(

@@ -307,7 +307,7 @@ final class FCMService {
         case .failure(let error):
             return refuse(error)
         case .success(let sent):
-            report.appendUnique("status", 200)
+            report.appendUnique("status", .status200)
             if let device = sent.device { report.appendUnique("device", .string(device)) }
             if let reached = sent.reached {
                 report.appendUnique(

@@ -14,3 +14,9 @@ func plainAnswer(_ service: String, _ status: Int, _ sentence: String) -> Servic
         HTTPResponse(status: status, headers: [("content-type", "text/plain")], body: Array((sentence + "\n").utf8))
     )
 }
+
+extension JSON {
+    /// A report's `"status":200`, made once: an integer literal formats its digits
+    /// each time it becomes a JSON number.
+    static let status200: JSON = 200
+}
