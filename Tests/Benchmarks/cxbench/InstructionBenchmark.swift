@@ -22,10 +22,12 @@ enum InstructionBenchmark {
             atPath: work + "/docroot/v1/projects/cxshell", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
         // Valgrind 3.19 cannot read the toolchain's DWARF 5: a copy without debug info
-        // (symbols kept) is what it runs.
+        // (symbols kept) is what it runs, unless CXBENCH_DEBUG_INFO says the build's is
+        // DWARF 4 (Docs/Performance.md, "Reproducing a profile"), for costs by line.
         let binary = work + "/cxshell"
+        let keepsDebugInfo = ProcessInfo.processInfo.environment["CXBENCH_DEBUG_INFO"] == "1"
         guard (try? FileManager.default.copyItem(atPath: executable.path, toPath: binary)) != nil,
-            command(["strip", "--strip-debug", binary]),
+            keepsDebugInfo || command(["strip", "--strip-debug", binary]),
             let shell = try? FrontDoorBenchmark.Shell(
                 URL(fileURLWithPath: binary),
                 launcher: ["valgrind", "-q", "--tool=callgrind", "--callgrind-out-file=\(work)/shell.cg"])
