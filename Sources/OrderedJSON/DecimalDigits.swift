@@ -29,18 +29,25 @@ public enum DecimalDigits {
         return at
     }
 
+    /// `value` in decimal, as `String(value)` writes it, straight into its string:
+    /// `String(value)` goes through `description`, and every integer made a JSON
+    /// number (`JSONNumber(_:)`, `JSON.integer`) went that way.
+    public static func text(_ value: Int64) -> String { string(after: nil, value) }
+
     /// `letter` then `number` in decimal (`t12`, `n3`): ids counted by the world, made
     /// on every push shown, written straight into a small string (an interpolation was
     /// a `description` and an append, some 350 instructions).
-    public static func id(_ letter: Unicode.Scalar, _ number: Int) -> String {
-        let magnitude = UInt64(number.magnitude)
-        let digits = count(magnitude)
-        let sign = number < 0 ? 1 : 0
-        return String(unsafeUninitializedCapacity: 1 + sign + digits) { text in
-            text[0] = UInt8(ascii: letter)
-            if sign == 1 { text[1] = UInt8(ascii: "-") }
-            write(magnitude, into: text, endingAt: 1 + sign + digits)
-            return 1 + sign + digits
+    public static func id(_ letter: Unicode.Scalar, _ number: Int) -> String { string(after: letter, Int64(number)) }
+
+    private static func string(after prefix: Unicode.Scalar?, _ value: Int64) -> String {
+        let magnitude = value.magnitude
+        let signAt = prefix == nil ? 0 : 1
+        let length = signAt + (value < 0 ? 1 : 0) + count(magnitude)
+        return String(unsafeUninitializedCapacity: length) { text in
+            if let prefix { text[0] = UInt8(ascii: prefix) }
+            if value < 0 { text[signAt] = UInt8(ascii: "-") }
+            write(magnitude, into: text, endingAt: length)
+            return length
         }
     }
 }

@@ -23,7 +23,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     }
 
     public init(_ value: Int64) {
-        text = String(value)
+        text = DecimalDigits.text(value)
     }
 
     /// The shortest text that reads back as `value`. JSON has no NaN or infinity;

@@ -21,6 +21,14 @@ import Testing
         }
     }
 
+    @Test func textsAndJSONNumbersAreTheNumbersText() {
+        for value in Self.values {
+            #expect(DecimalDigits.text(Int64(value)) == String(value))
+            #expect(JSONNumber(Int64(value)).text == String(value))
+            #expect(JSON.integer(Int64(value)).compactText == String(value))
+        }
+    }
+
     @Test func countsAndDigitsAreThoseOfTheNumbersText() {
         for value in Self.values {
             let magnitude = UInt64(value.magnitude)
