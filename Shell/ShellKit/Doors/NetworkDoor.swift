@@ -88,8 +88,7 @@ final class NetworkDoor {
         }
         report.write(to: &output)
         output.append(0x0A)
-        world.finish(source: report["network"]?.stringValue ?? "http", status: response.status, deliveries: deliveries)
-        {
+        world.finish(source: report.network ?? "http", status: response.status, deliveries: deliveries) {
             var record = Self.record(of: request, report: report, deliveries: deliveries)
             record.exchange = .init(
                 tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
@@ -131,8 +130,8 @@ final class NetworkDoor {
         switch met.outcome {
         case .answer(let name):
             (report, response) = chaosAnswer(name, rule: met.id, retryAfter: met.retryAfter, request, service)
-            report["effect"] = .string(
-                ChaosRules.answeredEffect(status: response.status, name: name, rule: met.id, remaining: met.remaining))
+            report.effect = ChaosRules.answeredEffect(
+                status: response.status, name: name, rule: met.id, remaining: met.remaining)
         case .fault(let fault):
             let what =
                 switch fault {
@@ -140,19 +139,18 @@ final class NetworkDoor {
                 case .resetStream: "reset the stream (REFUSED_STREAM)"
                 case .close: "closed the connection with no answer"
                 }
-            report = JSONObject([("network", .string(service.name)), ("status", 0)])
-            report["effect"] = .string("\(what) by \(rule); nothing delivered")
+            report = Report(
+                Report.Fields(network: service.name, status: 0, effect: "\(what) by \(rule); nothing delivered"))
             // Status 0 in the log: no HTTP answer was given.
             response = HTTPResponse(status: 0)
             response.fault = fault
         case .latency(let milliseconds):
             (report, response) = serve(request, by: service)
-            let effect = report["effect"]?.stringValue ?? ""
-            report["effect"] = .string(effect + "; the answer waits \(milliseconds) ms (\(rule))")
+            report.effect = (report.effect ?? "") + "; the answer waits \(milliseconds) ms (\(rule))"
             // The transport sends the answer at its deadline; other requests go on meanwhile.
             if milliseconds > 0 { response.later = HTTPLater(waitMilliseconds: milliseconds) }
         }
-        report["chaos"] = .string(met.id)
+        report.mark(chaos: met.id)
         return (report, response)
     }
 
@@ -215,7 +213,7 @@ final class NetworkDoor {
     }
 
     /// A network request as the log shows it: what was sent, and what its report says.
-    static func record(of request: HTTPRequest, report: JSONObject, deliveries: [String]) -> RequestLog.Record {
+    static func record(of request: HTTPRequest, report: Report, deliveries: [String]) -> RequestLog.Record {
         var record = RequestLog.Record { json in
             json.member("method", request.method)
             json.member("path", target: request.path)
@@ -225,25 +223,7 @@ final class NetworkDoor {
             json.member("headers", headers: request.headers)
         }
         if !request.body.isEmpty { record.body = request.body }
-        // One pass over the report's members, where a lookup each would pass six times;
-        // a key's first byte turns away most members before any text is compared (a
-        // String switch compared each against every case, ~28 comparisons a push).
-        for (key, value) in report {
-            switch key.utf8.first {
-            case UInt8(ascii: "d"), UInt8(ascii: "r"), UInt8(ascii: "e"), UInt8(ascii: "c"): break
-            default: continue
-            }
-            switch key {
-            case "device": value.stringValue.map { record.devices = [$0] }
-            case "devices" where report["device"]?.stringValue == nil:
-                record.devices = value.arrayValue?.compactMap { $0["device"]?.stringValue } ?? []
-            case "reason": record.reason = value.stringValue
-            case "error": record.error = value.stringValue
-            case "effect": record.effect = value.stringValue
-            case "chaos": record.chaos = value.stringValue
-            default: break
-            }
-        }
+        report.note(in: &record)
         record.deliveries = deliveries
         return record
     }

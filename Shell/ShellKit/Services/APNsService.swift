@@ -225,41 +225,32 @@ final class APNsService {
         switch result {
         case .failure(let rejection):
             let apnsID = push.headers.id ?? ids.uuid()
-            let report = JSONObject([
-                ("network", "apns"), ("status", .integer(Int64(rejection.status))), ("apns-id", .string(apnsID)),
-                ("reason", .string(rejection.reason)), ("effect", .string("refused: \(rejection.detail)")),
-            ])
+            let report = Report.Fields(
+                network: "apns", status: rejection.status, apnsID: apnsID, reason: rejection.reason,
+                effect: "refused: \(rejection.detail)")
             var body = JSONObject([("reason", .string(rejection.reason))])
             if let timestamp = rejection.timestamp { body["timestamp"] = .integer(timestamp) }
             return (
-                report, Self.response(status: rejection.status, apnsID: apnsID, body: JSON.object(body).compactBytes)
+                Report(report),
+                Self.response(status: rejection.status, apnsID: apnsID, body: JSON.object(body).compactBytes)
             )
         case .success(let notification):
             do {
                 let holder = entry.flatMap { world.devicesByID[$0.deviceID] }
                 let (target, outcome) = try deliver(notification, holder: holder)
                 let apnsID = push.headers.id ?? target.makeAPNsID()
-                // Member by member into room for all: a tray id added to a literal's five
-                // reallocated the object's members on every push shown in a tray.
-                var report = JSONObject(capacity: 6)
-                report.appendUnique("network", "apns")
-                report.appendUnique("status", .status200)
-                report.appendUnique("device", .string(target.id))
-                report.appendUnique("apns-id", .string(apnsID))
-                report.appendUnique(
-                    "effect",
-                    .string(
-                        signatureChecked
-                            ? outcome.effect
-                            : outcome.effect
-                                + "; the provider token's signature was not checked (no key is registered with apns_key)"
-                    ))
-                if let trayID = outcome.trayID { report.appendUnique("tray_id", .string(trayID)) }
+                let report = Report.Fields(
+                    network: "apns", status: 200, device: target.id, apnsID: apnsID,
+                    effect: signatureChecked
+                        ? outcome.effect
+                        : outcome.effect
+                            + "; the provider token's signature was not checked (no key is registered with apns_key)",
+                    trayID: outcome.trayID)
                 let uniqueID = environment == .development ? ids.uuid().lowercased() : nil
-                return (report, Self.response(status: 200, apnsID: apnsID, uniqueID: uniqueID))
+                return (Report(report), Self.response(status: 200, apnsID: apnsID, uniqueID: uniqueID))
             } catch {
                 return (
-                    JSONObject([("network", "apns"), ("status", 500), ("effect", .string("\(error)"))]),
+                    Report(Report.Fields(network: "apns", status: 500, effect: "\(error)")),
                     HTTPResponse(status: 500, body: Array(#"{"reason":"InternalServerError"}"#.utf8))
                 )
             }
@@ -312,11 +303,11 @@ final class APNsService {
         var body = JSONObject([("reason", .string(name))])
         if let timestamp = rejection.timestamp { body["timestamp"] = .integer(timestamp) }
         let apnsID = request.header("apns-id") ?? ids.uuid()
-        let report = JSONObject([
-            ("network", "apns"), ("status", .integer(Int64(rejection.status))), ("apns-id", .string(apnsID)),
-            ("reason", .string(name)),
-        ])
-        return (report, Self.response(status: rejection.status, apnsID: apnsID, body: JSON.object(body).compactBytes))
+        let report = Report.Fields(network: "apns", status: rejection.status, apnsID: apnsID, reason: name)
+        return (
+            Report(report),
+            Self.response(status: rejection.status, apnsID: apnsID, body: JSON.object(body).compactBytes)
+        )
     }
 
     /// APNs's answer: its `apns-id` (and from the development environment its

@@ -160,7 +160,7 @@ extension AppwriteService {
         report["effect"] = .string("refused: \(error.type): \(error.message)")
         report["error"] = .string(error.type)
         return (
-            report,
+            Report(report),
             HTTPResponse.json(status: error.status, body: JSON.object(error.body).compactBytes)
         )
     }

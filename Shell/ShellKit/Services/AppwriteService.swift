@@ -209,7 +209,7 @@ final class AppwriteService {
             report["effect"] = .string(effect)
             let bytes = document.map { JSON.object($0).compactBytes } ?? []
             return (
-                report,
+                Report(report),
                 HTTPResponse(
                     status: status, headers: document == nil ? [] : [("content-type", "application/json")], body: bytes)
             )

@@ -262,17 +262,11 @@ final class FCMService {
     /// `POST /v1/projects/{project}/messages:send` with a bearer access token the OAuth
     /// endpoint issued; validated and delivered by the line protocol's `fcm` code.
     func answer(_ request: HTTPRequest) -> ServiceAnswer {
-        // Distinct literal keys, each added once: appended with no lookup.
-        var report = JSONObject(capacity: 6)
-        report.appendUnique("network", "fcm")
         func refuse(_ error: FCMError) -> ServiceAnswer {
-            report.appendUnique("status", .integer(Int64(error.code)))
-            report.appendUnique("error", .string(error.status))
-            report.appendUnique("effect", .string("refused: \(error.message)"))
+            let report = Report.Fields(
+                network: "fcm", status: error.code, error: error.status, effect: "refused: \(error.message)")
             let body = JSON.object(JSONObject([("error", .object(Self.envelope(error)))])).compactBytes
-            return (
-                report, HTTPResponse.json(status: error.code, body: body)
-            )
+            return (Report(report), HTTPResponse.json(status: error.code, body: body))
         }
         let path = request.path ?? ""
         guard let project = Self.project(path) else {
@@ -307,19 +301,11 @@ final class FCMService {
         case .failure(let error):
             return refuse(error)
         case .success(let sent):
-            report.appendUnique("status", .status200)
-            if let device = sent.device { report.appendUnique("device", .string(device)) }
-            if let reached = sent.reached {
-                report.appendUnique(
-                    "devices",
-                    .array(
-                        reached.map { entry in
-                            .object(JSONObject([("device", .string(entry.device)), ("result", .string(entry.effect))]))
-                        }))
-            }
-            report.appendUnique("name", .string(sent.name))
-            report.appendUnique("effect", .string(sent.effect ?? "sent"))
-            return (report, HTTPResponse.json(status: 200, body: Self.sentBody(name: sent.name)))
+            let report = Report.Fields(
+                network: "fcm", status: 200, device: sent.device,
+                devices: sent.reached?.map { ($0.device, $0.effect) }, name: sent.name,
+                effect: sent.effect ?? "sent")
+            return (Report(report), HTTPResponse.json(status: 200, body: Self.sentBody(name: sent.name)))
         }
     }
 
@@ -409,11 +395,9 @@ final class FCMService {
         let error = chaosError(name)
         var headers = [("content-type", "application/json")]
         if error.code == 429 || error.code == 503 { headers.append(("retry-after", String(retryAfter ?? 1))) }
-        let report = JSONObject([
-            ("network", "fcm"), ("status", .integer(Int64(error.code))), ("error", .string(error.status)),
-        ])
+        let report = Report.Fields(network: "fcm", status: error.code, error: error.status)
         let body = JSON.object(JSONObject([("error", .object(Self.envelope(error)))])).compactBytes
-        return (report, HTTPResponse(status: error.code, headers: headers, body: body))
+        return (Report(report), HTTPResponse(status: error.code, headers: headers, body: body))
     }
 }
 

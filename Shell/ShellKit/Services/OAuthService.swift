@@ -47,7 +47,7 @@ final class OAuthService {
             let body = JSON.object(
                 JSONObject([("error", .string(error)), ("error_description", .string(description))])
             ).compactBytes
-            return (report, HTTPResponse.json(status: 400, body: body))
+            return (Report(report), HTTPResponse.json(status: 400, body: body))
         }
         guard request.method == "POST", (request.path ?? "").hasPrefix("/token") else {
             return refuse("invalid_request", "the token endpoint takes POST /token")
@@ -96,7 +96,7 @@ final class OAuthService {
         let body = JSON.object(
             JSONObject([("access_token", .string(token)), ("expires_in", 3599), ("token_type", "Bearer")])
         ).compactBytes
-        return (report, HTTPResponse.json(status: 200, body: body))
+        return (Report(report), HTTPResponse.json(status: 200, body: body))
     }
 
     /// Google's token endpoint's own error for a chaos rule's answer name.
@@ -110,7 +110,7 @@ final class OAuthService {
         ])
         let body = JSON.object(JSONObject([("error", .string(name)), ("error_description", .string(description))]))
         return (
-            report,
+            Report(report),
             HTTPResponse.json(status: status, body: body.compactBytes)
         )
     }

@@ -97,14 +97,14 @@ final class PubNubService {
         if segments.count == 7 {
             registrations.removeDevice(device, subKey: subKey)
             report["effect"] = .string("removed the \(device.gateway.rawValue) device from all its channels")
-            return (report, Self.reply(200, modified))
+            return (Report(report), Self.reply(200, modified))
         }
         let added = channels("add")
         let removed = channels("remove")
         guard !added.isEmpty || !removed.isEmpty else {
             let list = registrations.channels(of: device, subKey: subKey)
             report["effect"] = .string("listed the device's \(list.count) channel\(list.count == 1 ? "" : "s")")
-            return (report, Self.reply(200, JSON.array(list.map(JSON.string)).compactBytes))
+            return (Report(report), Self.reply(200, JSON.array(list.map(JSON.string)).compactBytes))
         }
         registrations.add(added, for: device, subKey: subKey)
         registrations.remove(removed, for: device, subKey: subKey)
@@ -112,7 +112,7 @@ final class PubNubService {
         if !added.isEmpty { words.append("added \(added.joined(separator: ","))") }
         if !removed.isEmpty { words.append("removed \(removed.joined(separator: ","))") }
         report["effect"] = .string(words.joined(separator: "; ") + " for the \(device.gateway.rawValue) device")
-        return (report, Self.reply(200, modified))
+        return (Report(report), Self.reply(200, modified))
     }
 
     /// The world's device that holds a registered token, if any.
@@ -155,7 +155,7 @@ final class PubNubService {
         } catch {
             report["status"] = 400
             report["effect"] = .string("refused: the message is not JSON: \(error)")
-            return (report, Self.reply(400, JSON.array([0, "Invalid JSON", .string(timetoken)]).compactBytes))
+            return (Report(report), Self.reply(400, JSON.array([0, "Invalid JSON", .string(timetoken)]).compactBytes))
         }
         report["status"] = 200
         let sent = Self.reply(200, JSON.array([1, "Sent", .string(timetoken)]).compactBytes)
@@ -165,7 +165,7 @@ final class PubNubService {
         guard apns != nil || gcm != nil else {
             report["effect"] = .string("sent as a realtime message only: it has no pn_apns, pn_gcm or pn_fcm")
             report["devices"] = []
-            return (report, sent)
+            return (Report(report), sent)
         }
         var results: [JSON] = []
         for device in registrations.devices(on: channel, subKey: subKey) {
@@ -188,7 +188,7 @@ final class PubNubService {
             "pushed to \(results.count) registered device\(results.count == 1 ? "" : "s"): "
                 + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
         report["devices"] = .array(results)
-        return (report, sent)
+        return (Report(report), sent)
     }
 
     /// Whether a list of tokens names an APNs token: hex, so in any case, as its
@@ -304,7 +304,7 @@ final class PubNubService {
             ("network", "pubnub"), ("status", .integer(Int64(status))), ("effect", .string("refused: \(message)")),
         ])
         return (
-            report,
+            Report(report),
             HTTPResponse.json(status: status, body: JSON.object(body).compactBytes)
         )
     }

@@ -25,7 +25,7 @@ final class WebhookService {
             report["status"] = .integer(Int64(status))
             report["effect"] = .string(sentence)
             let body = status == 204 ? [] : Array((sentence + "\n").utf8)
-            return (report, HTTPResponse(status: status, headers: [("content-type", "text/plain")], body: body))
+            return (Report(report), HTTPResponse(status: status, headers: [("content-type", "text/plain")], body: body))
         }
         guard request.method == "POST" else { return answer(405, "a webhook takes POST") }
         guard let deviceID = world.hub.device(ofRecipient: recipient), let device = world.devicesByID[deviceID] else {
