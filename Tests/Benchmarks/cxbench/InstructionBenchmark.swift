@@ -10,7 +10,8 @@ import OrderedJSON
 /// zeroed after a warm-up and dumped after the run (`callgrind_control`), so start-up and
 /// the world's setup are left out. `CXBENCH_KEEP_PROFILES=DIR` copies the dumps (the shell's
 /// and nghttpd's, APNs then FCM) and the shell's stripped binary into DIR, for
-/// `callgrind_annotate`.
+/// `callgrind_annotate`. `CXBENCH_STREAM=1` keeps the log's live stream open (a curl
+/// reading `/api/v1/stream`) through the runs, so the count includes rendering every entry.
 enum InstructionBenchmark {
     static let pushes = 5_000
     static let devices = 100
@@ -51,6 +52,13 @@ enum InstructionBenchmark {
             return
         }
         shell.drainInBackground()
+        let watcher = Process()
+        if ProcessInfo.processInfo.environment["CXBENCH_STREAM"] == "1" {
+            watcher.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            watcher.arguments = ["curl", "-s", "-N", "-o", "/dev/null", "http://127.0.0.1:\(shell.port)/api/v1/stream"]
+            try? watcher.run()
+        }
+        defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
         for token in tokens {
             _ = FileManager.default.createFile(atPath: work + "/docroot/3/device/\(token)", contents: nil)
         }
