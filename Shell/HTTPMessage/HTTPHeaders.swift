@@ -110,6 +110,18 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
         }
     }
 
+    /// The field at `position`, its name and value as bytes in place.
+    public func withBytes<T>(
+        at position: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> T
+    ) rethrows -> T {
+        try read { fields, bytes in
+            let field = fields[checked(position)]
+            return try body(
+                UnsafeBufferPointer(start: bytes + field.start, count: field.nameCount),
+                UnsafeBufferPointer(start: bytes + field.valueRange.lowerBound, count: field.valueCount))
+        }
+    }
+
     /// The name of the first field, other than a pseudo-header, that was sent more than once.
     public var repeatedName: String? {
         read { fields, bytes in

@@ -128,80 +128,89 @@ extension JSON {
 
     /// Appends `value` as a quoted JSON string.
     public static func writeString(_ value: String, to output: inout [UInt8]) {
+        withBytes(of: value) { writeString(utf8: $0, to: &output) }
+    }
+
+    /// Appends text given as its UTF-8 bytes (which must be valid UTF-8: a `String`'s
+    /// are) as a quoted JSON string: what `writeString(_:to:)` writes for that text.
+    public static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         // In place, with no array of its own: a log entry writes some twenty strings,
         // and a temporary array each (allocated, looked up, freed) cost more than the
         // rest of the entry (Docs/Performance.md).
-        withBytes(of: value) { bytes in
-            guard firstEscape(in: bytes, from: 0) < bytes.count else {
-                output.append(UInt8(ascii: "\""))
-                output.append(contentsOf: bytes)
-                output.append(UInt8(ascii: "\""))
-                return
-            }
-            let start = output.count
-            let size = serializedSize(of: value)
-            output.append(contentsOf: repeatElement(0, count: size))
-            output.withUnsafeMutableBufferPointer { buffer in
-                guard let base = buffer.baseAddress else { return }
-                _ = writeString(value, into: base + start)
-            }
+        guard firstEscape(in: bytes, from: 0) < bytes.count else {
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: bytes)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: serializedSize(of: bytes)))
+        output.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            _ = writeString(utf8: bytes, into: base + start)
         }
     }
 
     /// The bytes `value` takes quoted: one more for each `"`, `\` and the control
     /// characters with a short escape, five more for the others (`\u00XX`).
     static func serializedSize(of value: String) -> Int {
-        withBytes(of: value) { bytes in
-            var size = bytes.count + 2
-            var index = firstEscape(in: bytes, from: 0)
-            while index < bytes.count {
-                size += escapeLength(bytes[index])
-                index = firstEscape(in: bytes, from: index + 1)
-            }
-            return size
+        withBytes(of: value) { serializedSize(of: $0) }
+    }
+
+    static func serializedSize(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var size = bytes.count + 2
+        var index = firstEscape(in: bytes, from: 0)
+        while index < bytes.count {
+            size += escapeLength(bytes[index])
+            index = firstEscape(in: bytes, from: index + 1)
         }
+        return size
     }
 
     static func writeString(_ value: String, into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        withBytes(of: value) { bytes in
-            var end = at
-            end.pointee = UInt8(ascii: "\"")
-            end += 1
-            func copyRun(_ run: Range<Int>) {
-                guard !run.isEmpty, let base = bytes.baseAddress else { return }
-                end.update(from: base + run.lowerBound, count: run.count)
-                end += run.count
-            }
-            var runStart = 0
-            var index = firstEscape(in: bytes, from: 0)
-            while index < bytes.count {
-                copyRun(runStart..<index)
-                let byte = bytes[index]
-                end.pointee = UInt8(ascii: "\\")
-                switch byte {
-                case UInt8(ascii: "\""): end[1] = UInt8(ascii: "\"")
-                case UInt8(ascii: "\\"): end[1] = UInt8(ascii: "\\")
-                case 0x08: end[1] = UInt8(ascii: "b")
-                case 0x0C: end[1] = UInt8(ascii: "f")
-                case 0x0A: end[1] = UInt8(ascii: "n")
-                case 0x0D: end[1] = UInt8(ascii: "r")
-                case 0x09: end[1] = UInt8(ascii: "t")
-                default:
-                    let hex: StaticString = "0123456789abcdef"
-                    end[1] = UInt8(ascii: "u")
-                    end[2] = UInt8(ascii: "0")
-                    end[3] = UInt8(ascii: "0")
-                    end[4] = hex.utf8Start[Int(byte >> 4)]
-                    end[5] = hex.utf8Start[Int(byte & 0xF)]
-                }
-                end += 1 + escapeLength(byte)
-                runStart = index + 1
-                index = firstEscape(in: bytes, from: runStart)
-            }
-            copyRun(runStart..<bytes.count)
-            end.pointee = UInt8(ascii: "\"")
-            return end + 1
+        withBytes(of: value) { writeString(utf8: $0, into: at) }
+    }
+
+    static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into at: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        var end = at
+        end.pointee = UInt8(ascii: "\"")
+        end += 1
+        func copyRun(_ run: Range<Int>) {
+            guard !run.isEmpty, let base = bytes.baseAddress else { return }
+            end.update(from: base + run.lowerBound, count: run.count)
+            end += run.count
         }
+        var runStart = 0
+        var index = firstEscape(in: bytes, from: 0)
+        while index < bytes.count {
+            copyRun(runStart..<index)
+            let byte = bytes[index]
+            end.pointee = UInt8(ascii: "\\")
+            switch byte {
+            case UInt8(ascii: "\""): end[1] = UInt8(ascii: "\"")
+            case UInt8(ascii: "\\"): end[1] = UInt8(ascii: "\\")
+            case 0x08: end[1] = UInt8(ascii: "b")
+            case 0x0C: end[1] = UInt8(ascii: "f")
+            case 0x0A: end[1] = UInt8(ascii: "n")
+            case 0x0D: end[1] = UInt8(ascii: "r")
+            case 0x09: end[1] = UInt8(ascii: "t")
+            default:
+                let hex: StaticString = "0123456789abcdef"
+                end[1] = UInt8(ascii: "u")
+                end[2] = UInt8(ascii: "0")
+                end[3] = UInt8(ascii: "0")
+                end[4] = hex.utf8Start[Int(byte >> 4)]
+                end[5] = hex.utf8Start[Int(byte & 0xF)]
+            }
+            end += 1 + escapeLength(byte)
+            runStart = index + 1
+            index = firstEscape(in: bytes, from: runStart)
+        }
+        copyRun(runStart..<bytes.count)
+        end.pointee = UInt8(ascii: "\"")
+        return end + 1
     }
 
     /// The index of the first byte at or after `from` that needs escaping, or the end.

@@ -69,6 +69,13 @@ struct StringEscapingTests {
         }
         let expected = texts.reduce(Array("[".utf8)) { $0 + Self.reference($1) + [UInt8(ascii: ",")] }
         #expect(written == expected)
+        // Given as bytes in place, the same text writes the same.
+        var fromBytes = Array("[".utf8)
+        for text in texts {
+            Array(text.utf8).withUnsafeBufferPointer { JSON.writeString(utf8: $0, to: &fromBytes) }
+            fromBytes.append(UInt8(ascii: ","))
+        }
+        #expect(fromBytes == expected)
     }
 
     @Test func multiByteTextIsCopiedUnchanged() {

@@ -1,3 +1,4 @@
+import HTTPMessage
 import OrderedJSON
 import Testing
 
@@ -78,5 +79,52 @@ struct RequestLogTests {
         append("s8")
         append("s9")
         #expect(log.firstSeq == 8 && log.entries(matching: all, limit: 5).map(\.source) == ["s8", "s9"])
+    }
+    /// A request's header fields are written from their bytes in place unless a field
+    /// needs more (text that is not ASCII, a secret to redact); the reference decodes every
+    /// field and redacts each, as the writer once did. Over seeded fields of every kind they
+    /// write the same bytes, redacted or not.
+    @Test func headerFieldsWrittenFromTheirBytesAreWhatTheirTextWrites() {
+        func reference(_ pairs: [(name: String, value: String)], redacts: Bool) -> [UInt8] {
+            var out = Array(#""headers":{"#.utf8)
+            var written = 0
+            for pair in pairs where pair.name.utf8.first != UInt8(ascii: ":") {
+                if written > 0 { out.append(UInt8(ascii: ",")) }
+                written += 1
+                JSON.writeString(pair.name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                JSON.writeString(redacts ? Redaction.header(name: pair.name, value: pair.value) : pair.value, to: &out)
+            }
+            return out + Array("}".utf8)
+        }
+        let namePieces: [[UInt8]] = [
+            Array(":path".utf8), Array("authorization".utf8), Array("Authorization".utf8), Array("x-api-key".utf8),
+            Array("apns-topic".utf8), Array("cookie".utf8), Array("é".utf8), [0xFF], [0x0D], Array("-".utf8),
+        ]
+        let valuePieces: [[UInt8]] = [
+            Array("bearer ".utf8), Array("eyJhbGc.eyJpc3M.".utf8), Array("c2ln".utf8), Array(" ".utf8), [0x22],
+            [0x5C], [0x0A], [0x01], Array("é".utf8), [0xE2, 0x82], [0xFF], Array("key=".utf8), Array("a".utf8),
+        ]
+        var random = SplitMix(seed: 0x4C4F_4748)
+        func bytes(_ pieces: [[UInt8]], _ most: Int) -> [UInt8] {
+            (0..<Int.random(in: 1...most, using: &random)).flatMap { _ in pieces.randomElement(using: &random)! }
+        }
+        for round in 0..<3_000 {
+            let fields = (0..<Int.random(in: 0...6, using: &random)).map { _ in
+                (name: bytes(namePieces, 2), value: bytes(valuePieces, 8))
+            }
+            let headers = HTTPHeaders(count: fields.count) { index in
+                fields[index].name.withUnsafeBytes { name in fields[index].value.withUnsafeBytes { (name, $0) } }
+            }
+            let pairs = fields.map {
+                (name: String(decoding: $0.name, as: UTF8.self), value: String(decoding: $0.value, as: UTF8.self))
+            }
+            for redacts in [false, true] {
+                var writer = RequestLog.JSONWriter()
+                writer.redacts = redacts
+                writer.member("headers", headers: headers)
+                #expect(writer.bytes == reference(pairs, redacts: redacts), "round \(round), redacted: \(redacts)")
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPMessage
 import OrderedJSON
 
 /// Every request that reached the world, through any door (inspector.md, "The log"): one
@@ -108,21 +109,37 @@ public struct RequestLog: Sendable {
             member(name, redacts ? target.map(Redaction.path) : target)
         }
 
-        /// An object of the pairs, leaving out HTTP/2's pseudo-headers (`:path`, …), their
+        /// An object of the fields, leaving out HTTP/2's pseudo-headers (`:path`, …), their
         /// secrets redacted when the writer redacts.
-        public mutating func member(_ name: StaticString, headers pairs: some Sequence<(name: String, value: String)>) {
+        public mutating func member(_ name: StaticString, headers: HTTPHeaders) {
             key(name)
             bytes.append(UInt8(ascii: "{"))
             var written = 0
-            for pair in pairs where pair.name.utf8.first != UInt8(ascii: ":") {
-                if written > 0 { bytes.append(UInt8(ascii: ",")) }
-                written += 1
-                JSON.writeString(pair.name, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                JSON.writeString(
-                    redacts ? Redaction.header(name: pair.name, value: pair.value) : pair.value, to: &bytes)
+            for index in headers.indices {
+                headers.withBytes(at: index) { name, value in
+                    guard name.first != UInt8(ascii: ":") else { return }
+                    if written > 0 { bytes.append(UInt8(ascii: ",")) }
+                    written += 1
+                    // ASCII reads as the same text in place, and a header that is not a
+                    // secret's shows as sent: no `String` made of either (a stream renders
+                    // every push's fields, and making them text was most of an entry).
+                    if Self.isASCII(name), Self.isASCII(value), !redacts || !Redaction.isSecretHeader(name) {
+                        JSON.writeString(utf8: name, to: &bytes)
+                        bytes.append(UInt8(ascii: ":"))
+                        JSON.writeString(utf8: value, to: &bytes)
+                        return
+                    }
+                    let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+                    JSON.writeString(name, to: &bytes)
+                    bytes.append(UInt8(ascii: ":"))
+                    JSON.writeString(redacts ? Redaction.header(name: name, value: value) : value, to: &bytes)
+                }
             }
             bytes.append(UInt8(ascii: "}"))
+        }
+
+        private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            bytes.allSatisfy { $0 < 0x80 }
         }
 
         mutating func key(_ name: StaticString) {
