@@ -103,7 +103,8 @@ struct RequestLogTests {
         ]
         let valuePieces: [[UInt8]] = [
             Array("bearer ".utf8), Array("eyJhbGc.eyJpc3M.".utf8), Array("c2ln".utf8), Array(" ".utf8), [0x22],
-            [0x5C], [0x0A], [0x01], Array("é".utf8), [0xE2, 0x82], [0xFF], Array("key=".utf8), Array("a".utf8),
+            [0x5C], [0x0A], [0x0D], [0x01], Array("é".utf8), [0xE2, 0x82], [0xFF], Array("key=".utf8),
+            Array("a".utf8), Array("0123456789abcdef".utf8),
         ]
         var random = SplitMix(seed: 0x4C4F_4748)
         func bytes(_ pieces: [[UInt8]], _ most: Int) -> [UInt8] {

@@ -92,7 +92,7 @@ import Testing
         var random = SplitMix(seed: 0x4845_4144)
         let pieces = [
             "Bearer", "bearer", "key=", " ", " ", "  ", "eyJ", "hbGc", ".", "sig-_=", "\r\n", "\u{301}", "é", "x", "?",
-            "&", "=", "secret", "token", "/3/device/ab",
+            "&", "=", "secret", "token", "/3/device/ab", "KeY=", "key\u{1D}", "0123456789abcdef",
         ]
         func joined(_ most: Int) -> String {
             (0..<Int.random(in: 0...most, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()

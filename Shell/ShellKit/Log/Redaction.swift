@@ -26,71 +26,80 @@ public enum Redaction {
     /// An opaque secret's redacted form: its length, and its last four characters when
     /// that leaves at least twelve unseen.
     public static func opaque(_ secret: String) -> String {
-        // ASCII with no CR (which a LF after it joins into one character) has a character
-        // a byte: counted and cut as bytes, where counting characters cost ~25
-        // instructions a byte of every access token a stream shows.
         var copy = secret
-        let bytesAreCharacters = copy.withUTF8 { bytes in !bytes.contains { $0 >= 0x80 || $0 == 0x0D } }
-        let count = bytesAreCharacters ? secret.utf8.count : secret.count
-        guard count >= 16 else { return "[redacted: " + DecimalDigits.text(Int64(count)) + " characters]" }
-        let ending = bytesAreCharacters ? String(Substring(secret.utf8.suffix(4))) : String(secret.suffix(4))
-        return "[redacted: " + DecimalDigits.text(Int64(count)) + " characters, ending …" + ending + "]"
+        var out: [UInt8] = []
+        copy.withUTF8 { bytes in
+            if bytesAreCharacters(bytes) {
+                appendOpaque(count: bytes.count, ending: UnsafeBufferPointer(rebasing: bytes.suffix(4)), to: &out)
+            } else {
+                var ending = String(secret.suffix(4))
+                ending.withUTF8 { appendOpaque(count: secret.count, ending: $0, to: &out) }
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func appendOpaque(count: Int, ending: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(contentsOf: "[redacted: ".utf8)
+        JSON.writeDecimal(Int64(count), to: &out)
+        out.append(contentsOf: " characters".utf8)
+        if count >= 16 {
+            out.append(contentsOf: ", ending …".utf8)
+            out.append(contentsOf: ending)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     /// A JWT with its signature redacted, its header and claims kept as sent; nil when
     /// `text` is not three base64url parts.
-    ///
-    /// Read as bytes in one pass: a stream of the log redacts every push's provider token,
-    /// and splitting it into `Character`s cost more than the rest of the entry.
     public static func jwt(_ text: String) -> String? {
         var copy = text
         return copy.withUTF8 { bytes -> String? in
-            // Every byte base64url but exactly two dots; all ASCII, so a byte is a character.
-            var dots = (first: -1, second: -1)
-            let scanned = base64URL.withUnsafeBufferPointer { isBase64URL in
-                for index in bytes.indices {
-                    let byte = bytes[index]
-                    if byte == UInt8(ascii: ".") {
-                        if dots.first < 0 {
-                            dots.first = index
-                        } else if dots.second < 0 {
-                            dots.second = index
-                        } else {
-                            return false
-                        }
-                    } else if !isBase64URL[Int(byte)] {
+            guard let signature = jwtSignature(in: bytes) else { return nil }
+            if signature == bytes.count { return text }
+            var out: [UInt8] = []
+            appendJWT(bytes, signature: signature, to: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// Where a JWT's signature starts (after its second dot; the end when it has none),
+    /// or nil when `bytes` are not three base64url parts with a JSON object's header.
+    /// Read as bytes in one pass: a stream of the log redacts every push's provider token.
+    private static func jwtSignature(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        // Every byte base64url but exactly two dots; all ASCII, so a byte is a character.
+        var dots = (first: -1, second: -1)
+        let scanned = base64URL.withUnsafeBufferPointer { isBase64URL in
+            for index in bytes.indices {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: ".") {
+                    if dots.first < 0 {
+                        dots.first = index
+                    } else if dots.second < 0 {
+                        dots.second = index
+                    } else {
                         return false
                     }
+                } else if !isBase64URL[Int(byte)] {
+                    return false
                 }
-                return true
             }
-            guard scanned else { return nil }
-            // A JWT's header is a base64url JSON object: it starts `eyJ` (`{"`).
-            guard dots.second > 0, dots.first >= 3, bytes[0] == UInt8(ascii: "e"), bytes[1] == UInt8(ascii: "y"),
-                bytes[2] == UInt8(ascii: "J"), dots.second - dots.first > 2
-            else { return nil }
-            let signature = bytes.count - dots.second - 1
-            if signature == 0 { return text }
-            // Written once into the string's storage: an array grown by an interpolation
-            // and decoded again cost half as much as the whole scan.
-            let kept = UnsafeBufferPointer(rebasing: bytes[...dots.second])
-            let (opening, closing): (StaticString, StaticString) = ("[redacted signature: ", " characters]")
-            let digits = DecimalDigits.text(Int64(signature))
-            let count = kept.count + opening.utf8CodeUnitCount + digits.utf8.count + closing.utf8CodeUnitCount
-            return String(unsafeUninitializedCapacity: count) { text in
-                var at = 0
-                func copy(_ piece: UnsafeBufferPointer<UInt8>) {
-                    _ = UnsafeMutableBufferPointer(rebasing: text[at...]).initialize(fromContentsOf: piece)
-                    at += piece.count
-                }
-                copy(kept)
-                copy(UnsafeBufferPointer(start: opening.utf8Start, count: opening.utf8CodeUnitCount))
-                var digits = digits
-                digits.withUTF8(copy)
-                copy(UnsafeBufferPointer(start: closing.utf8Start, count: closing.utf8CodeUnitCount))
-                return at
-            }
+            return true
         }
+        // A JWT's header is a base64url JSON object: it starts `eyJ` (`{"`).
+        guard scanned, dots.second > 0, dots.first >= 3, bytes[0] == UInt8(ascii: "e"),
+            bytes[1] == UInt8(ascii: "y"), bytes[2] == UInt8(ascii: "J"), dots.second - dots.first > 2
+        else { return nil }
+        return dots.second + 1
+    }
+
+    /// A JWT's header and claims as sent, its signature (from `signature`) redacted.
+    private static func appendJWT(_ bytes: UnsafeBufferPointer<UInt8>, signature: Int, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<signature]))
+        guard signature < bytes.count else { return }
+        out.append(contentsOf: "[redacted signature: ".utf8)
+        JSON.writeDecimal(Int64(bytes.count - signature), to: &out)
+        out.append(contentsOf: " characters]".utf8)
     }
 
     /// A secret whatever its kind: a JWT keeps its header and claims, anything else is opaque.
@@ -98,13 +107,32 @@ public enum Redaction {
         jwt(text) ?? opaque(text)
     }
 
+    /// `secret(_:)` of text whose bytes are its characters, appended.
+    private static func appendSecret(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        if let signature = jwtSignature(in: bytes) {
+            appendJWT(bytes, signature: signature, to: &out)
+        } else {
+            appendOpaque(count: bytes.count, ending: UnsafeBufferPointer(rebasing: bytes.suffix(4)), to: &out)
+        }
+    }
+
+    /// Whether each byte is a character of the text: ASCII with no CR (a LF after a CR
+    /// joins it into one character). Such text is redacted by its bytes: counted, split
+    /// and cut as `Character`s, an authorization header cost ~25 instructions a byte.
+    static func bytesAreCharacters(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        !bytes.contains { $0 >= 0x80 || $0 == 0x0D }
+    }
+
     /// Whether a header of this name (as bytes, in any case) has a secret value: whether
     /// `header(name:value:)` may change it.
     static func isSecretHeader(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         secretHeaderBytes.contains { secret in
-            secret.count == name.count
-                && zip(secret, name).allSatisfy { $0 == ($1 >= 0x41 && $1 <= 0x5A ? $1 | 0x20 : $1) }
+            secret.count == name.count && zip(secret, name).allSatisfy { $0 == asciiLowercased($1) }
         }
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     private static let secretHeaderBytes = secretHeaders.map { Array($0.utf8) }
@@ -115,41 +143,42 @@ public enum Redaction {
         let lowercase =
             name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? name.lowercased() : name
         guard secretHeaders.contains(lowercase) else { return value }
+        var copy = value
+        if let redacted = copy.withUTF8({ bytes -> [UInt8]? in
+            guard bytesAreCharacters(bytes) else { return nil }
+            var out: [UInt8] = []
+            appendSecretHeaderValue(bytes, to: &out)
+            return out
+        }) {
+            return String(decoding: redacted, as: UTF8.self)
+        }
         // `Bearer <token>`, `Basic <…>`, FCM's legacy `key=<key>`: the scheme stays.
-        if let (scheme, credential) = schemeAndCredential(value), !scheme.isEmpty, !credential.isEmpty {
-            return String(scheme) + " " + secret(String(credential))
+        if let space = value.firstIndex(of: " ") {
+            let scheme = value[..<space]
+            let credential = value[value.index(after: space)...].drop { $0 == " " }
+            if !scheme.isEmpty, !credential.isEmpty { return "\(scheme) \(secret(String(credential)))" }
         }
         if value.lowercased().hasPrefix("key=") { return "key=" + secret(String(value.dropFirst(4))) }
         return secret(value)
     }
 
-    /// `value` split at its first space, the spaces after it dropped; nil with no space.
-    /// ASCII is split by its bytes, where a byte is a character (a space starts no
-    /// cluster): searched by `Character`, an authorization header cost ~600 instructions.
-    static func schemeAndCredential(_ value: String) -> (Substring, Substring)? {
-        var copy = value
-        // The space's offset and the credential's, for ASCII; nil for other text.
-        let offsets = copy.withUTF8 { bytes -> (space: Int?, credential: Int)? in
-            var space: Int?
-            for index in bytes.indices {
-                if bytes[index] >= 0x80 { return nil }
-                if space == nil, bytes[index] == UInt8(ascii: " ") { space = index }
-            }
-            guard let space else { return (nil, 0) }
+    /// `header(name:value:)` of a secret header whose value's bytes are its characters
+    /// (`bytesAreCharacters`), appended: the same rule, read and written as bytes.
+    static func appendSecretHeaderValue(_ value: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        // `Bearer <token>`, `Basic <…>`, FCM's legacy `key=<key>`: the scheme stays.
+        if let space = value.firstIndex(of: UInt8(ascii: " ")) {
             var credential = space + 1
-            while credential < bytes.count, bytes[credential] == UInt8(ascii: " ") { credential += 1 }
-            return (space, credential)
+            while credential < value.count, value[credential] == UInt8(ascii: " ") { credential += 1 }
+            if space > 0, credential < value.count {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: value[...space]))
+                return appendSecret(UnsafeBufferPointer(rebasing: value[credential...]), to: &out)
+            }
         }
-        guard let offsets else {
-            guard let space = value.firstIndex(of: " ") else { return nil }
-            return (value[..<space], value[value.index(after: space)...].drop { $0 == " " })
+        if value.count >= 4, zip(value.prefix(4), "key=".utf8).allSatisfy({ asciiLowercased($0) == $1 }) {
+            out.append(contentsOf: "key=".utf8)
+            return appendSecret(UnsafeBufferPointer(rebasing: value[4...]), to: &out)
         }
-        guard let space = offsets.space else { return nil }
-        let utf8 = value.utf8
-        return (
-            value[..<utf8.index(utf8.startIndex, offsetBy: space)],
-            value[utf8.index(utf8.startIndex, offsetBy: offsets.credential)...]
-        )
+        appendSecret(value, to: &out)
     }
 
     /// A request target with the secret members of its query redacted.

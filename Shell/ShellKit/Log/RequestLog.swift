@@ -120,14 +120,23 @@ public struct RequestLog: Sendable {
                     guard name.first != UInt8(ascii: ":") else { return }
                     if written > 0 { bytes.append(UInt8(ascii: ",")) }
                     written += 1
-                    // ASCII reads as the same text in place, and a header that is not a
-                    // secret's shows as sent: no `String` made of either (a stream renders
-                    // every push's fields, and making them text was most of an entry).
-                    if Self.isASCII(name), Self.isASCII(value), !redacts || !Redaction.isSecretHeader(name) {
+                    // ASCII reads as the same text in place, and is redacted in place too:
+                    // no `String` made of a field (a stream renders every push's fields,
+                    // and making them text was most of an entry).
+                    if Self.isASCII(name), Self.isASCII(value) {
                         JSON.writeString(utf8: name, to: &bytes)
                         bytes.append(UInt8(ascii: ":"))
-                        JSON.writeString(utf8: value, to: &bytes)
-                        return
+                        guard redacts, Redaction.isSecretHeader(name) else {
+                            return JSON.writeString(utf8: value, to: &bytes)
+                        }
+                        if Redaction.bytesAreCharacters(value) {
+                            var shown: [UInt8] = []
+                            Redaction.appendSecretHeaderValue(value, to: &shown)
+                            return shown.withUnsafeBufferPointer { JSON.writeString(utf8: $0, to: &bytes) }
+                        }
+                        let text = String(decoding: value, as: UTF8.self)
+                        let shown = Redaction.header(name: String(decoding: name, as: UTF8.self), value: text)
+                        return JSON.writeString(shown, to: &bytes)
                     }
                     let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
                     JSON.writeString(name, to: &bytes)
