@@ -126,6 +126,14 @@ struct RequestLogTests {
                 writer.member("headers", headers: headers)
                 #expect(writer.bytes == reference(pairs, redacts: redacts), "round \(round), redacted: \(redacts)")
             }
+            // One field's first value, or another's, as its decoded text writes.
+            var writer = RequestLog.JSONWriter()
+            writer.member("first", header: "cookie", or: "authorization", in: headers)
+            var text = RequestLog.JSONWriter()
+            text.member(
+                "first", pairs.first { $0.name == "cookie" }?.value ?? pairs.first { $0.name == "authorization" }?.value
+            )
+            #expect(writer.bytes == text.bytes, "round \(round)")
         }
     }
 }

@@ -215,11 +215,11 @@ final class NetworkDoor {
     /// A network request as the log shows it: what was sent, and what its report says.
     static func record(of request: HTTPRequest, report: Report, deliveries: [String]) -> RequestLog.Record {
         var record = RequestLog.Record { json in
-            json.member("method", request.method)
+            json.member("method", header: ":method", in: request.headers)
             json.member("path", target: request.path)
             json.member("host", request.authorityHost ?? request.serverHost)
             // As the client wrote it, port included (the HAR export's URL); `host` is for filtering.
-            json.member("authority", request.header(":authority") ?? request.header("host"))
+            json.member("authority", header: ":authority", or: "host", in: request.headers)
             json.member("headers", headers: request.headers)
         }
         if !request.body.isEmpty { record.body = request.body }

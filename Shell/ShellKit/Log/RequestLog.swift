@@ -96,12 +96,29 @@ public struct RequestLog: Sendable {
 
         public mutating func member(_ name: StaticString, _ value: String?) {
             key(name)
-            if let value { JSON.writeString(value, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+            if let value { JSON.writeString(value, to: &bytes) } else { Self.append("null", to: &bytes) }
         }
 
         public mutating func member(_ name: StaticString, _ value: Bool) {
             key(name)
             bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        }
+
+        /// The first value of header field `field` (or else of `other`) as sent, `null`
+        /// when there is none: ASCII from its bytes in place, with no `String` made.
+        public mutating func member(
+            _ name: StaticString, header field: StaticString, or other: StaticString? = nil, in headers: HTTPHeaders
+        ) {
+            key(name)
+            guard let index = headers.firstIndex(named: field) ?? other.flatMap({ headers.firstIndex(named: $0) })
+            else { return Self.append("null", to: &bytes) }
+            headers.withValueBytes(at: index) { value in
+                if Self.isASCII(value) {
+                    JSON.writeString(utf8: value, to: &bytes)
+                } else {
+                    JSON.writeString(String(decoding: value, as: UTF8.self), to: &bytes)
+                }
+            }
         }
 
         /// A request target, its query's secret members redacted when the writer redacts.
@@ -155,8 +172,12 @@ public struct RequestLog: Sendable {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
             bytes.append(UInt8(ascii: "\""))
-            name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: #"":"#.utf8)
+            Self.append(name, to: &bytes)
+            Self.append(#"":"#, to: &bytes)
+        }
+
+        private static func append(_ literal: StaticString, to bytes: inout [UInt8]) {
+            bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
         }
     }
 
