@@ -164,8 +164,20 @@ public struct RequestLog: Sendable {
             bytes.append(UInt8(ascii: "}"))
         }
 
+        /// Eight bytes at a time: every field of every entry a stream shows is asked.
         private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            bytes.allSatisfy { $0 < 0x80 }
+            guard let base = bytes.baseAddress else { return true }
+            var index = 0
+            while bytes.count - index >= 8 {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 != 0 { return false }
+                index += 8
+            }
+            while index < bytes.count {
+                if bytes[index] >= 0x80 { return false }
+                index += 1
+            }
+            return true
         }
 
         mutating func key(_ name: StaticString) {
