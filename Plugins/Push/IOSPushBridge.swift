@@ -19,6 +19,13 @@ public struct IOSNotification: Sendable, Equatable {
         guard let aps = userInfo["aps"]?.objectValue else { return false }
         return aps.contains("alert") || aps.contains("sound") || aps.contains("badge")
     }
+
+    /// A push that wakes the app has `aps.content-available` 1 (DEL-2). Compared by the
+    /// number's text, as JSON numbers compare: `1.0` is not `1`, and no number is made
+    /// of a literal on every push.
+    public static func wakesApp(userInfo: JSONObject) -> Bool {
+        userInfo["aps"]?["content-available"]?.numberValue?.text == "1"
+    }
 }
 
 /// How a foreground notification is presented (`UNNotificationPresentationOptions`).

@@ -104,10 +104,7 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
 
     /// The value at `position`, as bytes in place.
     public func withValueBytes<T>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-        try read { fields, bytes in
-            let range = fields[checked(position)].valueRange
-            return try body(UnsafeBufferPointer(start: bytes + range.lowerBound, count: range.count))
-        }
+        try withBytes(at: position) { _, value in try body(value) }
     }
 
     /// The field at `position`, its name and value as bytes in place.

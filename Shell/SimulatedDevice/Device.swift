@@ -677,8 +677,7 @@ public final class Device: PushSystem {
             return PushOutcome(effect: "nothing: the payload has no aps, so iOS neither shows it nor wakes the app")
         }
         let isAlert = IOSNotification.isAlert(userInfo: payload)
-        // By the number's text, as JSON numbers compare, not by formatting a literal 1.
-        let wakes = aps["content-available"]?.numberValue?.text == "1"
+        let wakes = IOSNotification.wakesApp(userInfo: payload)
         guard isAlert || wakes else {
             return PushOutcome(
                 effect:

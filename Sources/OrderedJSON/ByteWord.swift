@@ -30,6 +30,23 @@ public struct ByteWord {
     @inlinable
     public var hasHighByte: Bool { bits & Self.highs != 0 }
 
+    /// Whether `flagged` holds of no word of `bytes`, read eight bytes at a time; the tail
+    /// is read as one word padded with spaces, so `flagged` must not flag a space.
+    @inlinable
+    public static func none(in bytes: UnsafeBufferPointer<UInt8>, _ flagged: (ByteWord) -> Bool) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var index = 0
+        while bytes.count - index >= 8 {
+            if flagged(ByteWord(at: base + index)) { return false }
+            index += 8
+        }
+        var tail: UInt64 = 0x2020_2020_2020_2020
+        withUnsafeMutableBytes(of: &tail) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[index...]))
+        }
+        return !flagged(ByteWord(tail))
+    }
+
     /// Some byte is one a JSON string escapes: below 0x20, `"` or `\`.
     @inlinable
     public var needsEscape: Bool {

@@ -59,6 +59,25 @@ struct StringEscapingTests {
         }
     }
 
+    /// `ByteWord.none(in:)` asks every word, the tail's padded with spaces: a flagged byte
+    /// at any place of any length is found, and a buffer with none passes.
+    @Test func noWordIsFlaggedExactlyWhenNoByteIs() {
+        for length in 0...19 {
+            let plain = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+            #expect(plain.withUnsafeBufferPointer { ByteWord.none(in: $0) { $0.hasHighByte } }, "length \(length)")
+            for offset in 0..<length {
+                for byte: UInt8 in [0x0D, 0x80, 0xFF] {
+                    var bytes = plain
+                    bytes[offset] = byte
+                    let none = bytes.withUnsafeBufferPointer {
+                        ByteWord.none(in: $0) { $0.hasHighByte || $0.contains(0x0D) }
+                    }
+                    #expect(!none, "byte \(byte) at \(offset) of \(length)")
+                }
+            }
+        }
+    }
+
     @Test func appendingKeepsWhatTheOutputAlreadyHeld() {
         // Plain text takes one path and text with an escape another: both append.
         let texts = ["plain", "line\nbreak", "", "\"quoted\" and long enough to span words"]

@@ -120,7 +120,7 @@ public enum Redaction {
     /// joins it into one character). Such text is redacted by its bytes: counted, split
     /// and cut as `Character`s, an authorization header cost ~25 instructions a byte.
     static func bytesAreCharacters(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        !bytes.contains { $0 >= 0x80 || $0 == 0x0D }
+        ByteWord.none(in: bytes) { $0.hasHighByte || $0.contains(0x0D) }
     }
 
     /// Whether a header of this name (as bytes, in any case) has a secret value: whether

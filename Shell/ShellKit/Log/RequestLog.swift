@@ -137,23 +137,18 @@ public struct RequestLog: Sendable {
                     guard name.first != UInt8(ascii: ":") else { return }
                     if written > 0 { bytes.append(UInt8(ascii: ",")) }
                     written += 1
-                    // ASCII reads as the same text in place, and is redacted in place too:
-                    // no `String` made of a field (a stream renders every push's fields,
-                    // and making them text was most of an entry).
-                    if Self.isASCII(name), Self.isASCII(value) {
+                    // ASCII reads as the same text in place, and a secret whose bytes are
+                    // its characters is redacted in place too: no `String` made of a field
+                    // (a stream renders every push's fields, and making them text was most
+                    // of an entry). Anything else goes as text.
+                    let secret = redacts && Redaction.isSecretHeader(name)
+                    if Self.isASCII(name), secret ? Redaction.bytesAreCharacters(value) : Self.isASCII(value) {
                         JSON.writeString(utf8: name, to: &bytes)
                         bytes.append(UInt8(ascii: ":"))
-                        guard redacts, Redaction.isSecretHeader(name) else {
-                            return JSON.writeString(utf8: value, to: &bytes)
-                        }
-                        if Redaction.bytesAreCharacters(value) {
-                            var shown: [UInt8] = []
-                            Redaction.appendSecretHeaderValue(value, to: &shown)
-                            return shown.withUnsafeBufferPointer { JSON.writeString(utf8: $0, to: &bytes) }
-                        }
-                        let text = String(decoding: value, as: UTF8.self)
-                        let shown = Redaction.header(name: String(decoding: name, as: UTF8.self), value: text)
-                        return JSON.writeString(shown, to: &bytes)
+                        guard secret else { return JSON.writeString(utf8: value, to: &bytes) }
+                        var shown: [UInt8] = []
+                        Redaction.appendSecretHeaderValue(value, to: &shown)
+                        return shown.withUnsafeBufferPointer { JSON.writeString(utf8: $0, to: &bytes) }
                     }
                     let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
                     JSON.writeString(name, to: &bytes)
@@ -166,18 +161,7 @@ public struct RequestLog: Sendable {
 
         /// Eight bytes at a time: every field of every entry a stream shows is asked.
         private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard let base = bytes.baseAddress else { return true }
-            var index = 0
-            while bytes.count - index >= 8 {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                if word & 0x8080_8080_8080_8080 != 0 { return false }
-                index += 8
-            }
-            while index < bytes.count {
-                if bytes[index] >= 0x80 { return false }
-                index += 1
-            }
-            return true
+            ByteWord.none(in: bytes) { $0.hasHighByte }
         }
 
         mutating func key(_ name: StaticString) {

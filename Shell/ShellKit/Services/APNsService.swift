@@ -56,9 +56,7 @@ final class APNsService {
 
     /// A push that only wakes the app (`content-available`, nothing to show).
     static func isBackgroundOnly(_ notification: APNsNotification) -> Bool {
-        // By the number's text, as JSON numbers compare: `== 1` made a number of the
-        // literal, formatting its digit, on every push.
-        notification.payload["aps"]?["content-available"]?.numberValue?.text == "1"
+        IOSNotification.wakesApp(userInfo: notification.payload)
             && !IOSNotification.isAlert(userInfo: notification.payload)
     }
 
