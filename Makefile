@@ -166,7 +166,7 @@ fuzz: deps
 # CI's own limit.
 SANITIZE_MINUTES ?= 30
 sanitize: deps
-	timeout $(SANITIZE_MINUTES)m $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|RequestHandoffTests|InspectorTests|ChaosTests|AppwriteChannelTests|AppwriteServerTests"
+	timeout $(SANITIZE_MINUTES)m $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter "CXHostTests|PushPluginTests|FrontDoorTests|RequestHandoffTests|HandoffRingTests|InspectorTests|ChaosTests|AppwriteChannelTests|AppwriteServerTests"
 	LSAN_OPTIONS=suppressions=$(abspath Tests/lsan.supp) timeout $(SANITIZE_MINUTES)m $(SWIFT) test --sanitize=address --scratch-path .build/asan
 
 # The model-based random tests at length: SOAK_SEQUENCES seeded single-device

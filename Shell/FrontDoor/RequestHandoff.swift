@@ -2,6 +2,7 @@ import CFrontDoor
 import CXHost
 import Foundation
 import HTTPMessage
+import Synchronization
 
 /// Requests handed from the door's thread to one other thread, which answers them in
 /// batches: the door's thread keeps doing TLS, HTTP/2 framing and sockets while the
@@ -23,7 +24,11 @@ final class RequestHandoff: @unchecked Sendable {
     /// small batches keep latency low while still sparing a lock and a write per request.
     static let batchSize = 32
 
-    private let queue = Monitor(State())
+    /// Requests from the door's thread to the handling thread, with no lock a request.
+    private let ring: HandoffRing<Item>
+    private let refusals = Atomic<Int>(0)
+    /// Whether the thread was started and not joined yet.
+    private let running = Monitor(false)
     /// The handler, which holds what it serves (the shell's world): once `stop` has
     /// joined the thread, only this object holds it, and whoever drops this drops the world.
     private let batches: @Sendable ([HTTPRequest]) -> [HTTPResponse]
@@ -37,15 +42,6 @@ final class RequestHandoff: @unchecked Sendable {
     /// How many answers given later the handoff keeps track of now (a moment's figure).
     var tracked: Int { laters.withLock { $0.open.count + $0.gone.count } }
 
-    struct State {
-        var waiting: [Item] = []
-        var inHand = 0
-        var refused = 0
-        var stopped = false
-        /// Whether the thread was started and not joined yet.
-        var running = false
-    }
-
     struct Laters {
         var open: [cx_http_later: HTTPLater] = [:]
         var gone: Set<cx_http_later> = []
@@ -53,6 +49,7 @@ final class RequestHandoff: @unchecked Sendable {
 
     init(_ batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]) {
         self.batches = batches
+        ring = HandoffRing(bound: Self.limit)
         // A thread of its own, joined in `stop`: what it leaves to its own end (OpenSSL's
         // per-thread error queue and random generators, freed as a thread exits) is gone
         // before the process may exit.
@@ -68,43 +65,36 @@ final class RequestHandoff: @unchecked Sendable {
         guard started == 0 else {
             // No thread: every request is answered 503 at once, as when too many wait.
             retained.release()
-            queue.withLock { $0.stopped = true }
+            ring.stop()
             return
         }
-        queue.withLock { $0.running = true }
+        running.withLock { $0 = true }
     }
 
     /// Takes a request on the door's thread; false when too many are in hand already
     /// (the caller then answers 503 at once).
     func take(_ item: Item) -> Bool {
-        queue.withLock { state in
-            guard state.waiting.count + state.inHand < Self.limit, !state.stopped else {
-                state.refused += 1
-                return false
-            }
-            state.waiting.append(item)
-            if state.waiting.count == 1 { queue.broadcast() }
-            return true
-        }
+        if ring.put(item) { return true }
+        refusals.add(1, ordering: .relaxed)
+        return false
     }
 
     /// Counts a request refused before it was offered (the transport could hold no more).
-    func countRefused() { queue.withLock { $0.refused += 1 } }
+    func countRefused() { refusals.add(1, ordering: .relaxed) }
 
     /// How many requests wait or are in hand now (a moment's figure).
-    var count: Int { queue.withLock { $0.waiting.count + $0.inHand } }
+    var count: Int { ring.count }
     /// How many requests were answered 503 at once because the bound was reached.
-    var refused: Int { queue.withLock { $0.refused } }
+    var refused: Int { refusals.load(ordering: .relaxed) }
 
     /// Takes no more requests, lets the batch in hand (if any) be handled and settled (the
     /// door must outlive every answer settled for it), and returns once the handling
     /// thread has ended. Later calls return at once.
     func stop() {
-        let join = queue.withLock { state in
-            defer { state.running = false }
-            state.stopped = true
-            queue.broadcast()
-            return state.running
+        ring.stop()
+        let join = running.withLock { running in
+            defer { running = false }
+            return running
         }
         if join { pthread_join(thread, nil) }
     }
@@ -119,39 +109,23 @@ final class RequestHandoff: @unchecked Sendable {
         later?.markGone()
     }
 
-    /// Takes every request waiting at once, swapping arrays (the door's side gets this
-    /// thread's emptied one back, room kept: no allocation and no copy a request), then
-    /// hands them on in batches of `batchSize`, each settled before the next. Taking a
-    /// batch off the front of the queue moved every request behind it, hundreds under load.
+    /// Takes the requests waiting, `batchSize` at most at a time, oldest first, and hands
+    /// each batch on; its answers are settled, and its room in the ring given back, before
+    /// the next is taken. Past a stop, what still waits is not handled.
     private func run() {
-        var taken: [Item] = []
-        while true {
-            let stopped = queue.wait(
-                until: { !$0.waiting.isEmpty || $0.stopped },
-                then: { state -> Bool in
-                    if state.stopped { return true }
-                    swap(&taken, &state.waiting)
-                    state.inHand = taken.count
-                    return false
-                })
-            if stopped { return }
-            var start = 0
-            while start < taken.count {
-                let end = min(start + Self.batchSize, taken.count)
-                let responses = batches(taken[start..<end].map(\.request))
-                // By index: iterating the items would copy each (its request's headers and body).
-                for index in start..<end {
-                    settle(door: taken[index].door, id: taken[index].id, responses[index - start])
-                }
-                // Past a stop, what is left is not handled, as what still waits is not.
-                let goOn = queue.withLock { state -> Bool in
-                    state.inHand -= end - start
-                    return !state.stopped
-                }
-                if !goOn { return }
-                start = end
+        var items: [Item] = []
+        var requests: [HTTPRequest] = []
+        items.reserveCapacity(Self.batchSize)
+        requests.reserveCapacity(Self.batchSize)
+        while ring.take(most: Self.batchSize, into: &items) {
+            for item in items { requests.append(item.request) }
+            let responses = batches(requests)
+            requests.removeAll(keepingCapacity: true)
+            for index in items.indices {
+                settle(door: items[index].door, id: items[index].id, responses[index])
             }
-            taken.removeAll(keepingCapacity: true)
+            ring.release(items.count)
+            items.removeAll(keepingCapacity: true)
         }
     }
 
