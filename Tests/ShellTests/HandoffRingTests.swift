@@ -97,7 +97,8 @@ import Testing
 
 /// Puts one element from a thread of its own when asked, and returns once it is in.
 private final class Producer: @unchecked Sendable {
-    var ring: HandoffRing<Int>?
+    /// Weak: the ring's hook holds this producer.
+    weak var ring: HandoffRing<Int>?
     private let state = Monitor((asked: false, done: false, puts: 0))
     var puts: Int { state.withLock { $0.puts } }
 
