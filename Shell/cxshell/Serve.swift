@@ -75,14 +75,15 @@ enum Serve {
         over its variable; an empty variable counts as unset; a bad value is refused at
         start with a sentence naming the variable (Docs/Install.md).
 
-        serve starts itself again once, in place, with glibc.malloc.hugetlb=1 added to
-        GLIBC_TUNABLES, so that a large world's heap is on huge pages (Docs/Scaling.md);
-        a GLIBC_TUNABLES that already names glibc.malloc.hugetlb is kept as it is.
+        serve starts itself again once, in place, with glibc.malloc.hugetlb=1 (a large
+        world's heap on huge pages, Docs/Scaling.md) and glibc.malloc.tcache_count=1024
+        (Docs/Performance.md) added to GLIBC_TUNABLES; a tunable GLIBC_TUNABLES already
+        names is kept as it is.
         """
 
     static func run(_ given: [String]) -> Int32 {
         // A served world may grow to a million devices (Docs/Scaling.md).
-        HugePageHeap.adopt()
+        HeapTunables.adopt()
         func refuse(_ sentence: String) -> Int32 {
             FileHandle.standardError.write(Data("cxshell serve: \(sentence)\n".utf8))
             // A start refused after the broker started leaves no broker behind.

@@ -71,7 +71,7 @@ import Testing
     }
 }
 
-/// `cxshell serve` starts itself again on glibc's huge-page heap (HugePageHeap), keeping
+/// `cxshell serve` starts itself again on glibc's huge-page heap (HeapTunables), keeping
 /// its pid and its pipes, and leaves a choice the caller made alone.
 @Suite struct ServeHugePageTests {
     /// Whether the serving process's heap is marked for huge pages (`hg` in its

@@ -6,8 +6,9 @@ import ShellKit
 #if DEBUG
     FileHandle.standardError.write(Data("cxbench: a debug build measures the debugger's code; use `make bench`\n".utf8))
 #endif
-// On the heap `cxshell serve` asks for (`HugePageHeap`, Docs/Scaling.md).
-HugePageHeap.adopt()
+// On the heap `cxshell serve` asks for (`HeapTunables`, Docs/Scaling.md), which the
+// processes it starts (the shell under callgrind among them) inherit.
+HeapTunables.adopt()
 let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
 let only = Set(CommandLine.arguments.dropFirst())
 func wanted(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
