@@ -21,7 +21,8 @@ final class RequestHandoff: @unchecked Sendable {
     /// answers given later (4,096), which the inspector's long polls and streams share.
     static let limit = 3_072
     /// The most requests one batch takes: a batch's answers wait for its last request, so
-    /// small batches keep latency low while still sparing a lock and a write per request.
+    /// small batches keep latency low while still sparing the world's lock and a write of
+    /// report lines per request (cxshell serve takes each once a batch).
     static let batchSize = 32
 
     /// Requests from the door's thread to the handling thread, with no lock a request.

@@ -10,22 +10,23 @@
 ///   each is a TLB miss; in a virtual machine a miss walks two page tables. Where the
 ///   kernel's THP setting is `madvise` (Debian's default), glibc backs its heap with 2 MB
 ///   pages only when this asks. Docs/Scaling.md has why.
-/// - **Deeper per-thread caches** (`glibc.malloc.tcache_count=1024`, from 7). The world's
-///   thread frees in bursts what the door's thread allocated (a batch of 32 requests, the
-///   log entries they replace) and allocates in bursts the same sizes; past seven chunks of
-///   a size, glibc's cache sends the rest through the arena's slow paths, which a push paid
-///   some 12 times (Docs/Performance.md).
+/// - **Deeper per-thread caches** (`glibc.malloc.tcache_count=1024`, from 7). The threads
+///   free and allocate in batches (32 requests a batch); past seven chunks of a size,
+///   glibc's cache sends the rest through the arena's slow paths, which a push paid some 12
+///   times. 1,024 deep took ~1.4k instructions off a push (Docs/Performance.md).
 public enum HeapTunables {
     /// What the shell adds, each unless the caller's `GLIBC_TUNABLES` names it already.
-    static let wanted = [("glibc.malloc.hugetlb", "1"), ("glibc.malloc.tcache_count", "1024")]
+    static let wanted = ["glibc.malloc.hugetlb=1", "glibc.malloc.tcache_count=1024"]
 
     /// `current` (a `GLIBC_TUNABLES` value, nil when unset) with every wanted tunable it
     /// does not name added after it; nil when it names them all (nothing to do).
     static func adding(to current: String?) -> String? {
-        let named = Set((current ?? "").split(separator: ":").map { $0.split(separator: "=").first ?? "" })
-        let missing = wanted.filter { !named.contains(Substring($0.0)) }.map { "\($0.0)=\($0.1)" }
+        func name(_ tunable: Substring) -> Substring { tunable.prefix { $0 != "=" } }
+        let given = (current ?? "").split(separator: ":")
+        let named = Set(given.map(name))
+        let missing = wanted.filter { !named.contains(name($0[...])) }
         guard !missing.isEmpty else { return nil }
-        return ((current.flatMap { $0.isEmpty ? nil : [$0] } ?? []) + missing).joined(separator: ":")
+        return (given.map(String.init) + missing).joined(separator: ":")
     }
 
     /// Starts this process again, in place (same pid, arguments and descriptors), with the
