@@ -5,8 +5,9 @@ import OrderedJSON
 
 /// Instructions per push (issue 40), which repeat where wall-clock ratios on two shared
 /// cores swing: callgrind counts every instruction the shell executes on both of its
-/// threads while h2load sends `pushes` valid APNs pushes (and FCM messages), and the same
-/// for nghttpd answering the same requests with a static 200 (the floor). Counting is
+/// threads while h2load sends `pushes` valid APNs pushes (and FCM messages), in clear text
+/// and over TLS, and the same for nghttpd answering the same requests with a static 200
+/// (the floor) over the same protocol. Counting is
 /// zeroed after a warm-up and dumped after the run (`callgrind_control`), so start-up and
 /// the world's setup are left out. `CXBENCH_KEEP_PROFILES=DIR` copies the dumps (the shell's
 /// and nghttpd's, APNs then FCM) and the shell's stripped binary into DIR, for
@@ -66,29 +67,44 @@ enum InstructionBenchmark {
         try? Data(#"{"aps":{"alert":"bench"},"n":1}"#.utf8).write(to: URL(fileURLWithPath: work + "/apns.json"))
         try? Data(#"{"message":{"token":"\#(fcmToken)","data":{"n":"1"}}}"#.utf8).write(
             to: URL(fileURLWithPath: work + "/fcm.json"))
-        guard let floorPort = try? LoopbackPort.free() else { return }
-        let nghttpd = Process()
-        nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        nghttpd.arguments = [
-            "valgrind", "-q", "--tool=callgrind", "--callgrind-out-file=\(work)/nghttpd.cg", "nghttpd", "-n", "2", "-d",
-            work + "/docroot", String(floorPort), "--no-tls",
-        ]
-        nghttpd.standardOutput = FileHandle.nullDevice
-        nghttpd.standardError = FileHandle.nullDevice
-        guard (try? nghttpd.run()) != nil else { return }
+        // nghttpd in clear text and over TLS (with the shell's server certificate), each
+        // under callgrind, each counting its own dumps.
+        var floors: [(process: Process, port: Int, out: String, dumps: Int)] = []
         defer {
-            nghttpd.terminate()
-            nghttpd.waitUntilExit()
+            for floor in floors {
+                floor.process.terminate()
+                floor.process.waitUntilExit()
+            }
         }
-        while !LoopbackPort.accepts(floorPort) { usleep(20_000) }
-        let services: [(name: String, target: Double, body: String, authorization: String, paths: [String])] = [
-            ("apns", 2.0, work + "/apns.json", "bearer \(jwt)", tokens.map { "/3/device/\($0)" }),
-            ("fcm", 2.3, work + "/fcm.json", "Bearer \(access)", ["/v1/projects/cxshell/messages:send"]),
-        ]
-        var dumps = (shell: 0, floor: 0)
+        for tls in [false, true] {
+            guard let port = try? LoopbackPort.free() else { return }
+            let out = work + (tls ? "/nghttpd-tls.cg" : "/nghttpd.cg")
+            let nghttpd = Process()
+            nghttpd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            nghttpd.arguments =
+                [
+                    "valgrind", "-q", "--tool=callgrind", "--callgrind-out-file=\(out)", "nghttpd", "-n", "2", "-d",
+                    work + "/docroot", String(port),
+                ] + (tls ? [shell.directory + "/server-key.pem", shell.directory + "/server.pem"] : ["--no-tls"])
+            nghttpd.standardOutput = FileHandle.nullDevice
+            nghttpd.standardError = FileHandle.nullDevice
+            guard (try? nghttpd.run()) != nil else { return }
+            floors.append((nghttpd, port, out, 0))
+            while !LoopbackPort.accepts(port) { usleep(20_000) }
+        }
+        // Over TLS, the ten connections' handshakes fall in the counted run, for both servers.
+        let services:
+            [(name: String, target: Double, body: String, authorization: String, paths: [String], tls: Bool)] = [
+                ("apns", 2.0, work + "/apns.json", "bearer \(jwt)", tokens.map { "/3/device/\($0)" }, false),
+                ("fcm", 2.3, work + "/fcm.json", "Bearer \(access)", ["/v1/projects/cxshell/messages:send"], false),
+                ("apns_tls", 2.0, work + "/apns.json", "bearer \(jwt)", tokens.map { "/3/device/\($0)" }, true),
+                ("fcm_tls", 2.3, work + "/fcm.json", "Bearer \(access)", ["/v1/projects/cxshell/messages:send"], true),
+            ]
+        var shellDumps = 0
         for service in services {
             func perRequest(_ pid: Int32, _ port: Int, _ out: String, _ dump: inout Int) -> Double? {
-                let uris = service.paths.map { "http://127.0.0.1:\(port)\($0)" }.joined(separator: "\n") + "\n"
+                let scheme = service.tls ? "https" : "http"
+                let uris = service.paths.map { "\(scheme)://127.0.0.1:\(port)\($0)" }.joined(separator: "\n") + "\n"
                 try? uris.write(toFile: work + "/uris", atomically: true, encoding: .utf8)
                 func load(_ count: Int) -> FrontDoorBenchmark.Run {
                     FrontDoorBenchmark.h2load(
@@ -106,8 +122,10 @@ enum InstructionBenchmark {
                 keep("\(out).\(dump)", as: "\(service.name)-\(URL(fileURLWithPath: out).lastPathComponent)")
                 return counted.map { Double($0) / Double(Self.pushes) }
             }
-            let ours = perRequest(shell.process.processIdentifier, shell.port, work + "/shell.cg", &dumps.shell)
-            let floor = perRequest(nghttpd.processIdentifier, floorPort, work + "/nghttpd.cg", &dumps.floor)
+            let ours = perRequest(shell.process.processIdentifier, shell.port, work + "/shell.cg", &shellDumps)
+            let index = service.tls ? 1 : 0
+            let floor = perRequest(
+                floors[index].process.processIdentifier, floors[index].port, floors[index].out, &floors[index].dumps)
             guard let ours, let floor else {
                 report(
                     "instructions_per_push_\(service.name)", [], target: "ratio <= \(service.target)", met: false,
@@ -120,7 +138,9 @@ enum InstructionBenchmark {
                     ("pushes", Double(Self.pushes)), ("instructions_per_push", ours),
                     ("nghttpd_instructions_per_request", floor), ("ratio", ours / floor),
                 ], target: "ratio <= \(service.target)", met: ours / floor <= service.target,
-                note: "callgrind, both threads, h2c, 10 connections x 100 streams, after a warm-up")
+                note:
+                    "callgrind, both threads, \(service.tls ? "TLS" : "h2c"), 10 connections x 100 streams, after a warm-up"
+            )
         }
     }
 
