@@ -188,6 +188,25 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
+    /// What the door sends through TLS in one turn is sealed together: sixteen answers,
+    /// each a HEADERS and a DATA frame, arrive in at most sixteen records (sealed a frame
+    /// at a time they were thirty-two or more, a record's header, tag and encryption each).
+    @Test func answersThroughTLSAreSealedTogetherNotAFrameARecord() throws {
+        let shell = try Shell()
+        let client = try #require(HTTP2TestClient(port: shell.port, ca: shell.ca))
+        let path = "/3/device/" + String(repeating: "ab", count: 32)
+        // The handshake, the session tickets and the settings come before the first answer.
+        let first = client.request("POST", "api.push.apple.com", path, body: 8)
+        client.pump { client.statuses[first] != nil }
+        let before = client.recordsReceived
+        let streams = (0..<16).map { _ in client.request("POST", "api.push.apple.com", path, body: 8) }
+        client.pump { streams.allSatisfy { client.statuses[$0] != nil } }
+        #expect(streams.allSatisfy { client.statuses[$0] == "400" && client.bodyBytes[$0, default: 0] > 0 })
+        let records = client.recordsReceived - before
+        #expect(records >= 1 && records <= streams.count, "\(records) records for \(streams.count) answers")
+        #expect(shell.stop() == 0)
+    }
+
     @Test func refusalsAreApplesAndTheHostNamesTheEnvironment() throws {
         let shell = try Shell()
         let token = try iosDevice(shell, environment: "development")

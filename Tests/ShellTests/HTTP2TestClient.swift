@@ -1,4 +1,5 @@
 import CNGHTTP2
+import COpenSSL
 import Foundation
 
 #if canImport(Glibc)
@@ -8,12 +9,21 @@ import Foundation
 /// An HTTP/2 client made of nghttp2 (the framing is the library's, as in the product),
 /// for tests that play a careless or hostile client: it sends only when `pump` is called,
 /// reads only when asked to, and can leave request bodies unfinished. It obeys flow
-/// control, so what it manages to send is what the server let it.
+/// control, so what it manages to send is what the server let it. Made with a CA, it
+/// speaks through TLS (OpenSSL, memory BIOs: ALPN h2) and counts the records it receives.
 final class HTTP2TestClient {
     let socket: Int32
     private var session: OpaquePointer?
-    /// Bytes nghttp2 produced that the socket has not taken yet.
+    /// Bytes for the socket (through TLS, sealed) that it has not taken yet.
     private var unsent: [UInt8] = []
+    private let tls: TLS?
+    /// TLS records received (each counted by its header as its bytes arrive).
+    private(set) var recordsReceived = 0
+    /// Bytes of the record being received that have not arrived yet, and of its header.
+    private var recordLeft = 0
+    private var header: [UInt8] = []
+    /// The body bytes each answer brought.
+    private(set) var bodyBytes: [Int32: Int] = [:]
     /// Body bytes each open request still has to send; nil for one that ends after them.
     private var bodies: [Int32: (left: Int, ends: Bool)] = [:]
     /// Request body bytes handed to nghttp2 (and so sent, or about to be).
@@ -27,9 +37,88 @@ final class HTTP2TestClient {
     /// The last stream id of the GOAWAY the server sent, if it sent one.
     private(set) var goawayLastStream: Int32?
 
-    init?(port: Int) {
+    /// An OpenSSL client whose records pass through memory, so that the test reads the
+    /// socket itself; it trusts `ca` alone and offers h2.
+    private final class TLS {
+        let context: OpaquePointer
+        let ssl: OpaquePointer
+        let input: OpaquePointer
+        let output: OpaquePointer
+
+        init?(ca: String, serverName: String) {
+            guard let context = SSL_CTX_new(TLS_client_method()) else { return nil }
+            self.context = context
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            let alpn: [UInt8] = [2, 0x68, 0x32]
+            guard SSL_CTX_load_verify_locations(context, ca, nil) == 1,
+                SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0, let ssl = SSL_new(context),
+                let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem())
+            else {
+                SSL_CTX_free(context)
+                return nil
+            }
+            (self.ssl, self.input, self.output) = (ssl, input, output)
+            SSL_set_bio(ssl, input, output)
+            _ = serverName.withCString {
+                SSL_ctrl(
+                    ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name),
+                    UnsafeMutableRawPointer(mutating: $0))
+            }
+            SSL_set_connect_state(ssl)
+        }
+
+        deinit {
+            SSL_free(ssl)  // and its BIOs
+            SSL_CTX_free(context)
+        }
+
+        var connected: Bool { SSL_is_init_finished(ssl) == 1 }
+
+        /// Records TLS has sealed for the socket: the handshake's while it lasts, and `plain`'s.
+        func seal(_ plain: UnsafeBufferPointer<UInt8>? = nil) -> [UInt8] {
+            if let plain {
+                _ = SSL_write(ssl, plain.baseAddress, Int32(plain.count))
+            } else if !connected {
+                _ = SSL_do_handshake(ssl)
+            }
+            var sealed: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 16384)
+            while true {
+                let count = BIO_read(output, &chunk, Int32(chunk.count))
+                guard count > 0 else { return sealed }
+                sealed += chunk[..<Int(count)]
+            }
+        }
+
+        /// Takes bytes from the socket; returns the plaintext they opened.
+        func open(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+            _ = BIO_write(input, bytes.baseAddress, Int32(bytes.count))
+            if !connected { _ = SSL_do_handshake(ssl) }
+            var plain: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 16384)
+            while connected {
+                let count = SSL_read(ssl, &chunk, Int32(chunk.count))
+                guard count > 0 else { break }
+                plain += chunk[..<Int(count)]
+            }
+            ERR_clear_error()
+            return plain
+        }
+    }
+
+    /// `ca`: speak through TLS, trusting that CA, with `serverName` as its SNI.
+    init?(port: Int, ca: String? = nil, serverName: String = "api.push.apple.com") {
         guard let socket = FrontDoorTests.connection(port: port) else { return nil }
         self.socket = socket
+        if let ca {
+            guard let tls = TLS(ca: ca, serverName: serverName) else {
+                close(socket)
+                return nil
+            }
+            self.tls = tls
+        } else {
+            tls = nil
+        }
         _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
@@ -50,6 +139,11 @@ final class HTTP2TestClient {
             let client = Unmanaged<HTTP2TestClient>.fromOpaque(user!).takeUnretainedValue()
             if error != 0 { client.resets[stream] = error }
             client.bodies[stream] = nil
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, _, length, user in
+            let client = Unmanaged<HTTP2TestClient>.fromOpaque(user!).takeUnretainedValue()
+            client.bodyBytes[stream, default: 0] += length
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
@@ -73,7 +167,7 @@ final class HTTP2TestClient {
     @discardableResult
     func request(_ method: String, _ authority: String, _ path: String, body: Int, ends: Bool = true) -> Int32 {
         let headers = [
-            (":method", method), (":scheme", "http"), (":authority", authority), (":path", path),
+            (":method", method), (":scheme", tls == nil ? "http" : "https"), (":authority", authority), (":path", path),
             ("content-type", "application/json"),
         ]
         let copies: [(UnsafeMutablePointer<CChar>, UnsafeMutablePointer<CChar>)] = headers.map {
@@ -116,11 +210,16 @@ final class HTTP2TestClient {
     func pump(read: Bool = true) -> Bool {
         var moved = false
         while !closed {
+            if unsent.isEmpty, let tls {
+                unsent = tls.seal()
+                if unsent.isEmpty && !tls.connected { break }
+            }
             if unsent.isEmpty {
                 var data: UnsafePointer<UInt8>?
                 let count = nghttp2_session_mem_send(session, &data)
                 guard count > 0, let data else { break }
-                unsent = Array(UnsafeBufferPointer(start: data, count: count))
+                let frames = UnsafeBufferPointer(start: data, count: count)
+                unsent = tls?.seal(frames) ?? Array(frames)
             }
             let sent = unsent.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent < 0 {
@@ -135,10 +234,37 @@ final class HTTP2TestClient {
             let count = recv(socket, &chunk, chunk.count, 0)
             if count == 0 || (count < 0 && errno != EAGAIN) { closed = true }
             guard count > 0 else { break }
-            _ = nghttp2_session_mem_recv(session, chunk, count)
+            let bytes = chunk[..<count]
+            if let tls {
+                countRecords(bytes)
+                let plain = bytes.withUnsafeBufferPointer { tls.open($0) }
+                _ = nghttp2_session_mem_recv(session, plain, plain.count)
+            } else {
+                _ = nghttp2_session_mem_recv(session, chunk, count)
+            }
             moved = true
         }
         return moved
+    }
+
+    /// Counts the records whose headers (five bytes: type, version, length) `bytes` hold.
+    private func countRecords(_ bytes: ArraySlice<UInt8>) {
+        var at = bytes.startIndex
+        while at < bytes.endIndex {
+            if recordLeft > 0 {
+                let taken = min(recordLeft, bytes.endIndex - at)
+                recordLeft -= taken
+                at += taken
+                continue
+            }
+            header.append(bytes[at])
+            at += 1
+            if header.count == 5 {
+                recordsReceived += 1
+                recordLeft = Int(header[3]) << 8 | Int(header[4])
+                header = []
+            }
+        }
     }
 
     /// Pumps until nothing moves for `quiet` milliseconds (the server has stopped
