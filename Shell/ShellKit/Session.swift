@@ -27,7 +27,8 @@ public final class Session {
     /// `clock` gives milliseconds since 1970 (every time-based rule reads it); `logMax`
     /// is how many log entries are kept.
     public init(
-        clock: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }, logMax: Int = 10_000
+        clock: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        logMax: Int = RequestLog.defaultMax
     ) {
         let world = World(clock: clock, logMax: logMax)
         let apns = APNsService(world: world)

@@ -1,4 +1,5 @@
 import Foundation
+import ShellKit
 
 /// What `cxshell serve` was asked for, from its flags and, for each flag not given, its
 /// `CXSHELL_*` variable (Docs/Install.md): a flag wins over its variable, and a variable
@@ -7,7 +8,7 @@ struct ServeOptions: Equatable {
     var listen: String?
     var caDirectory = ".cxshell/ca"
     var keepRunning = false
-    var logMax = 10_000
+    var logMax = RequestLog.defaultMax
     var apiToken: String?
     var apiHosts: [String] = []
     var inspector = true

@@ -193,7 +193,10 @@ public struct RequestLog: Sendable {
     /// Requests answered since the start, by source and status (never cleared).
     public private(set) var counts: [String: [Int: Int]] = [:]
 
-    public init(max: Int = 10_000) {
+    /// How many entries a log keeps when it is not told (`serve --log-max`).
+    public static let defaultMax = 10_000
+
+    public init(max: Int = defaultMax) {
         self.max = Swift.max(0, max)
     }
 
