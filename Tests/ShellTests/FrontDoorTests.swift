@@ -207,6 +207,24 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
+    /// An answer longer than a record (a page of 1,000 devices) comes through TLS whole and
+    /// in order, as in clear text: frames of a record's size go sealed on their own, after
+    /// what was held before them.
+    @Test func anAnswerLongerThanARecordComesThroughTLSWhole() throws {
+        let shell = try Shell()
+        let made = try Shell.curl([
+            "--http2-prior-knowledge", "-H", "content-type: application/json", "-d",
+            #"{"platform":"android","count":1000,"ready":true}"#, "http://127.0.0.1:\(shell.port)/api/v1/devices",
+        ])
+        #expect(made.contains(#""d1000""#), "\(made.prefix(200))")
+        let page = "127.0.0.1:\(shell.port)/api/v1/devices?limit=1000"
+        let clear = try Shell.curl(["--http2-prior-knowledge", "http://" + page])
+        let sealed = try Shell.curl(["--http2", "--cacert", shell.ca, "https://" + page])
+        #expect(clear.utf8.count > 64 * 1024, "\(clear.prefix(200))")
+        #expect(sealed == clear)
+        #expect(shell.stop() == 0)
+    }
+
     @Test func refusalsAreApplesAndTheHostNamesTheEnvironment() throws {
         let shell = try Shell()
         let token = try iosDevice(shell, environment: "development")
