@@ -161,6 +161,9 @@ extension FCMRequest {
     }
 
     private func parse() throws(FCMError) -> FCMMessage {
+        if parsedBody == nil, let message = body.withUnsafeBufferPointer(FCMMessageReader.message) {
+            return message
+        }
         let root: JSON
         do {
             root = try parsedBody ?? JSON.parse(body)

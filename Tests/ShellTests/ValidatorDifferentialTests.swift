@@ -1,11 +1,12 @@
 import Foundation
-import PushServices
 import Testing
 
 @testable import OrderedJSON
+@testable import PushServices
 
-/// The APNs and FCM validators as the world runs them (the body read by `DirectReader`
-/// when it can) against the same validators given the body as jansson alone reads it (the
+/// The APNs and FCM validators as the world runs them (an FCM message read by
+/// `FCMMessageReader` when it can, the body read by `DirectReader` when it can) against the
+/// same validators given the body as jansson alone reads it (the
 /// reference; where jansson refuses it, the answer each service gives a body it cannot
 /// read, with jansson's words): over every APNs and FCM body the scenarios send, and seeded
 /// random payloads and their mutations, both answer the same notification or message, or
@@ -56,6 +57,53 @@ import Testing
         #expect(
             direct == expected, "body: \(String(decoding: body, as: UTF8.self).debugDescription)",
             sourceLocation: sourceLocation)
+    }
+
+    /// The messages `FCMMessageReader` reads without a tree, and the ones beside them it
+    /// leaves to the tree: each judged as the tree judges it.
+    @Test func theMessagesReadWithoutATreeAreJudgedTheSame() {
+        let largest = String(repeating: "v", count: FCMRequest.maxPayloadBytes - 1)
+        let read = [
+            #"{"message":{"token":"fcm-token","data":{"n":"1"}}}"#,
+            " { \"message\" :\n{ \"data\" : { } ,\t\"token\" : \"fcm-token\" }\r } ",
+            #"{"message":{"token":"fcm-token","notification":{"title":"t","body":"b"},"data":{"a":"1","b":""}}}"#,
+            #"{"message":{"token":"fcm-token","notification":{}}}"#,
+            #"{"message":{"notification":{"body":"only"},"token":"fcm-token"}}"#,
+            #"{"message":{"token":"fcm-token","data":{"k":"\#(largest)"}}}"#,
+        ]
+        let left = [
+            #"{"message":{"token":"fcm-token","data":{"k":"\#(largest)v"}}}"#,
+            #"{"message":{"token":"fcm-token","data":{"k":"\#(largest)"},"notification":{"title":"t"}}}"#,
+            #"{"message":{"token":"fcm-token","data":{"from":"x"}}}"#,
+            #"{"message":{"token":"fcm-token","data":{"google.x":"x"}}}"#,
+            #"{"message":{"token":"fcm-token","data":{"a":"1","a":"2"}}}"#,
+            #"{"message":{"token":"fcm-token","token":"fcm-token"}}"#,
+            #"{"message":{"token":"fcm-token","notification":{"title":"a","title":"b"}}}"#,
+            #"{"message":{"token":"fcm token"}}"#,
+            #"{"message":{"token":""}}"#,
+            #"{"message":{"token":7}}"#,
+            #"{"message":{"token":"fcm-token","data":{"n":1}}}"#,
+            #"{"message":{"token":"fcm-token","data":[]}}"#,
+            #"{"message":{"token":"fcm-token","notification":{"title":"t","image":"https://x"}}}"#,
+            #"{"message":{"token":"fcm-token"},"validate_only":true}"#,
+            #"{"message":{"token":"fcm-token","data":{"n":"é"}}}"#,
+            #"{"message":{"token":"fcm-token","data":{"n":"a\"b"}}}"#,
+            #"{"message":{"token":"fcm-token","data":{"n":"\#u{7F}"}}}"#,
+            #"{"message":{"topic":"news"}}"#,
+            #"{"message":{}}"#,
+            #"{"message":{"token":"fcm-token"}} x"#,
+            #"{"message":{"token":"fcm-token"}"#,
+            #"{"message":{"token":"fcm-token",}}"#,
+            #"{"message":{"token":"fcm-token"},"message":{"token":"fcm-token"}}"#,
+        ]
+        for (bodies, reads) in [(read, true), (left, false)] {
+            for text in bodies {
+                let body = Array(text.utf8)
+                let message = body.withUnsafeBufferPointer(FCMMessageReader.message)
+                #expect((message != nil) == reads, "body: \(text.debugDescription)")
+                Self.expectSameFCM(body)
+            }
+        }
     }
 
     /// Every `apns` and `fcm` line's body in the scenarios, as sent.

@@ -1,0 +1,164 @@
+import OrderedJSON
+
+/// One pass over the bytes of the message nearly every sender sends: `{"message":{…}}` with
+/// a `token`, string `data` and a `notification`'s `title` and `body`, its strings ASCII with
+/// no escape. It answers the message FCM accepts, or nil as soon as it meets anything else
+/// (another member or block, `validate_only`, an escape, a byte past ASCII, a repeated name,
+/// a value of another type, a reserved data key, a token that is not one, a message past the
+/// size limit, a syntax error); `FCMRequest` then reads the body into a tree and judges it,
+/// so every refusal and every other message is still the tree's. `ValidatorDifferentialTests`
+/// compares the two over the scenarios' bodies and random ones.
+///
+/// It exists for speed: the tree and the walk over it were ~10k instructions of an FCM
+/// message's ~73k (Docs/Performance.md, "Instructions per push").
+struct FCMMessageReader {
+    private let base: UnsafePointer<UInt8>
+    private let count: Int
+    private var index = 0
+
+    private init(base: UnsafePointer<UInt8>, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    /// The message `body` holds, when it is one this reader reads and FCM accepts; nil
+    /// when the tree should judge it.
+    static func message(_ body: UnsafeBufferPointer<UInt8>) -> FCMMessage? {
+        guard let base = body.baseAddress, body.count <= JSONLimits.default.maxBytes else { return nil }
+        var reader = FCMMessageReader(base: base, count: body.count)
+        guard reader.take(UInt8(ascii: "{")), reader.name() == .message, let message = reader.message(),
+            reader.take(UInt8(ascii: "}"))
+        else { return nil }
+        reader.skipSpace()
+        return reader.index == reader.count ? message : nil
+    }
+
+    /// The names this reader knows; any other is `.other`.
+    private enum Name {
+        case message, token, data, notification, title, body, other
+    }
+
+    private mutating func message() -> FCMMessage? {
+        var token: String?
+        var data: JSONObject?
+        var notification: (title: String?, body: String?)?
+        guard take(UInt8(ascii: "{")) else { return nil }
+        repeat {
+            switch name() {
+            case .token where token == nil:
+                guard let value = string() else { return nil }
+                token = value
+            case .data where data == nil:
+                guard let map = stringMap() else { return nil }
+                data = map
+            case .notification where notification == nil:
+                guard let texts = titleAndBody() else { return nil }
+                notification = texts
+            default: return nil
+            }
+        } while take(UInt8(ascii: ","))
+        guard take(UInt8(ascii: "}")), let token, FCMRequest.isTokenShaped(token) else { return nil }
+        let map = data ?? JSONObject()
+        var size = (notification?.title?.utf8.count ?? 0) + (notification?.body?.utf8.count ?? 0)
+        for (key, value) in map { size += key.utf8.count + (value.stringValue?.utf8.count ?? 0) }
+        guard size <= FCMRequest.maxPayloadBytes else { return nil }
+        return FCMMessage(
+            target: .token(token), data: map, title: notification?.title, body: notification?.body, tag: nil,
+            collapseKey: nil, priority: nil, isNotificationMessage: notification != nil)
+    }
+
+    /// `{"key":"value",…}`: keys neither repeated nor reserved.
+    private mutating func stringMap() -> JSONObject? {
+        guard take(UInt8(ascii: "{")) else { return nil }
+        var map = JSONObject(capacity: 4)
+        if take(UInt8(ascii: "}")) { return map }
+        repeat {
+            guard let key = string(), take(UInt8(ascii: ":")), let value = string(),
+                !FCMRequest.isReservedDataKey(key), !map.contains(key)
+            else { return nil }
+            map.appendUnique(key, .string(value))
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "}")) ? map : nil
+    }
+
+    /// `{"title":…,"body":…}`, either or both, or neither.
+    private mutating func titleAndBody() -> (title: String?, body: String?)? {
+        guard take(UInt8(ascii: "{")) else { return nil }
+        var texts: (title: String?, body: String?) = (nil, nil)
+        if take(UInt8(ascii: "}")) { return texts }
+        repeat {
+            switch name() {
+            case .title where texts.title == nil:
+                guard let title = string() else { return nil }
+                texts.title = title
+            case .body where texts.body == nil:
+                guard let body = string() else { return nil }
+                texts.body = body
+            default: return nil
+            }
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "}")) ? texts : nil
+    }
+
+    /// A member's name and the colon after it.
+    private mutating func name() -> Name {
+        guard let bytes = plainBytes(), take(UInt8(ascii: ":")) else { return .other }
+        func named(_ literal: StaticString) -> Bool {
+            for offset in 0..<bytes.count where bytes[offset] != literal.utf8Start[offset] { return false }
+            return true
+        }
+        switch bytes.count {
+        case 4 where named("data"): return .data
+        case 4 where named("body"): return .body
+        case 5 where named("token"): return .token
+        case 5 where named("title"): return .title
+        case 7 where named("message"): return .message
+        case 12 where named("notification"): return .notification
+        default: return .other
+        }
+    }
+
+    private mutating func string() -> String? {
+        plainBytes().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The bytes of the string at `index` (after space), when they are printable ASCII with
+    /// no escape; `index` then stands past its closing quote.
+    private mutating func plainBytes() -> UnsafeBufferPointer<UInt8>? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        var at = start
+        while count - at >= 8 {
+            let word = ByteWord(at: base + at)
+            if word.hasHighByte || word.needsEscape || word.contains(0x7F) { break }
+            at += 8
+        }
+        while at < count {
+            let byte = base[at]
+            if byte == UInt8(ascii: "\"") {
+                index = at + 1
+                return UnsafeBufferPointer(start: base + start, count: at - start)
+            }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+            at += 1
+        }
+        return nil
+    }
+
+    /// Whether `byte` comes next (after space); the reader then stands past it.
+    private mutating func take(_ byte: UInt8) -> Bool {
+        skipSpace()
+        guard index < count, base[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func skipSpace() {
+        while index < count {
+            switch base[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+}
