@@ -21,7 +21,7 @@ final class HTTP2TestClient {
     private(set) var recordsReceived = 0
     /// Bytes of the record being received that have not arrived yet, and of its header.
     private var recordLeft = 0
-    private var header: [UInt8] = []
+    private var recordHeader: [UInt8] = []
     /// The body bytes each answer brought.
     private(set) var bodyBytes: [Int32: Int] = [:]
     /// Body bytes each open request still has to send; nil for one that ends after them.
@@ -257,12 +257,12 @@ final class HTTP2TestClient {
                 at += taken
                 continue
             }
-            header.append(bytes[at])
+            recordHeader.append(bytes[at])
             at += 1
-            if header.count == 5 {
+            if recordHeader.count == 5 {
                 recordsReceived += 1
-                recordLeft = Int(header[3]) << 8 | Int(header[4])
-                header = []
+                recordLeft = Int(recordHeader[3]) << 8 | Int(recordHeader[4])
+                recordHeader = []
             }
         }
     }
