@@ -46,8 +46,8 @@ struct FCMMessageReader {
         repeat {
             switch name() {
             case .token where token == nil:
-                guard let value = string() else { return nil }
-                token = value
+                guard let bytes = plainBytes(), FCMRequest.isTokenShaped(bytes) else { return nil }
+                token = String(decoding: bytes, as: UTF8.self)
             case .data where data == nil:
                 guard let map = stringMap() else { return nil }
                 data = map
@@ -57,11 +57,11 @@ struct FCMMessageReader {
             default: return nil
             }
         } while take(UInt8(ascii: ","))
-        guard take(UInt8(ascii: "}")), let token, FCMRequest.isTokenShaped(token) else { return nil }
+        guard take(UInt8(ascii: "}")), let token else { return nil }
         let map = data ?? JSONObject()
-        var size = (notification?.title?.utf8.count ?? 0) + (notification?.body?.utf8.count ?? 0)
-        for (key, value) in map { size += key.utf8.count + (value.stringValue?.utf8.count ?? 0) }
-        guard size <= FCMRequest.maxPayloadBytes else { return nil }
+        guard FCMRequest.fitsPayload(data: map, title: notification?.title, body: notification?.body) else {
+            return nil
+        }
         return FCMMessage(
             target: .token(token), data: map, title: notification?.title, body: notification?.body, tag: nil,
             collapseKey: nil, priority: nil, isNotificationMessage: notification != nil)
@@ -128,11 +128,7 @@ struct FCMMessageReader {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
         var at = start
-        while count - at >= 8 {
-            let word = ByteWord(at: base + at)
-            if word.hasHighByte || word.needsEscape || word.contains(0x7F) { break }
-            at += 8
-        }
+        while count - at >= 8, ByteWord(at: base + at).isPlain { at += 8 }
         while at < count {
             let byte = base[at]
             if byte == UInt8(ascii: "\"") {

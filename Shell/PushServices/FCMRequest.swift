@@ -129,6 +129,14 @@ extension FCMRequest {
     static let webpushFields = ["headers", "data", "notification", "fcm_options"]
     /// The largest message, counting data keys and values and the notification text.
     public static let maxPayloadBytes = 4096
+    /// Whether the data's keys and values and the notification's text, counted together,
+    /// are within `maxPayloadBytes`.
+    static func fitsPayload(data: JSONObject, title: String?, body: String?) -> Bool {
+        let size =
+            data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+            + (title?.utf8.count ?? 0) + (body?.utf8.count ?? 0)
+        return size <= maxPayloadBytes
+    }
     /// Four weeks, FCM's longest time to live.
     public static let maxTTLSeconds = 2_419_200.0
 
@@ -265,10 +273,9 @@ extension FCMRequest {
         }
         try Self.checkOptions(members.options, at: "message.fcm_options")
 
-        let size =
-            data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
-            + (title?.utf8.count ?? 0) + (body?.utf8.count ?? 0)
-        if size > Self.maxPayloadBytes { throw .invalidArgument("Android message is too big") }
+        guard Self.fitsPayload(data: data, title: title, body: body) else {
+            throw .invalidArgument("Android message is too big")
+        }
 
         return FCMMessage(
             target: target, validateOnly: validateOnly, data: data, title: title, body: body, tag: tag,
@@ -333,16 +340,19 @@ extension FCMRequest {
     /// registration token is some 160).
     static func isTokenShaped(_ token: String) -> Bool {
         var token = token
-        return token.withUTF8 { bytes in
-            guard !bytes.isEmpty, bytes.count <= 4096, let base = bytes.baseAddress else { return false }
-            var index = 0
-            while bytes.count - index >= 8 {
-                let word = ByteWord(at: base + index)
-                if word.hasHighByte || word.hasByte(below: 0x21) || word.contains(0x7F) { return false }
-                index += 8
-            }
-            return bytes[index...].allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        return token.withUTF8(isTokenShaped)
+    }
+
+    /// `isTokenShaped` of a token's bytes, before any text is made of them.
+    static func isTokenShaped(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= 4096, let base = bytes.baseAddress else { return false }
+        var index = 0
+        while bytes.count - index >= 8 {
+            let word = ByteWord(at: base + index)
+            if word.hasHighByte || word.hasByte(below: 0x21) || word.contains(0x7F) { return false }
+            index += 8
         }
+        return bytes[index...].allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 
     static func isColor(_ color: String) -> Bool {

@@ -52,4 +52,9 @@ public struct ByteWord {
     public var needsEscape: Bool {
         hasByte(below: 0x20) || contains(UInt8(ascii: "\"")) || contains(UInt8(ascii: "\\"))
     }
+
+    /// Every byte is printable ASCII (0x20 to 0x7E) other than `"` and `\`: a string's text
+    /// that is its bytes, read eight at a time by the parsers.
+    @inlinable
+    public var isPlain: Bool { !hasHighByte && !needsEscape && !contains(0x7F) }
 }

@@ -259,10 +259,7 @@ struct Lexemes {
 
     /// Whether eight bytes are all printable ASCII (0x20 to 0x7E) other than `"` and `\\`.
     @inline(__always)
-    static func isPlain(_ bits: UInt64) -> Bool {
-        let word = ByteWord(bits)
-        return !word.hasHighByte && !word.needsEscape && !word.contains(0x7F)
-    }
+    static func isPlain(_ bits: UInt64) -> Bool { ByteWord(bits).isPlain }
 
     /// 1-based line and column (in bytes) of `offset`.
     static func position(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (line: Int, column: Int) {
