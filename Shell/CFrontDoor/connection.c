@@ -39,9 +39,11 @@ bool connection_wants_read(const connection *c) {
 }
 
 void connection_resume(connection *c) {
-    if (c->closing || c->app != APP_HTTP2) return;
-    http2_settle_window(c);
-    if (c->out.len < OUTPUT_PAUSE_BYTES) http2_flush(c);
+    if (!c->closing && c->app == APP_HTTP2) {
+        http2_settle_window(c);
+        if (c->out.len < OUTPUT_PAUSE_BYTES) http2_flush(c);
+    }
+    if (c->tls) tls_seal(c);
 }
 
 /* The application protocol inside the byte stream: TLS's ALPN decides; without it
@@ -164,6 +166,7 @@ void connection_close(connection *c) {
     if (c->ssl) SSL_free(c->ssl); /* frees both BIOs */
     buffer_free(&c->in);
     buffer_free(&c->out);
+    buffer_free(&c->unsealed);
     if (c->fd >= 0) close(c->fd);
     free(c);
 }

@@ -215,37 +215,18 @@ void http2_settle_window(connection *c) {
     c->owed = 0;
 }
 
-/* nghttp2 gives its output a frame at a time. Through TLS the frames are sealed together,
-   up to a record's 16 KB, as nghttpd does: sealed one by one, each answer's HEADERS (and
-   DATA) was a record of its own, with its own header, tag and encryption call. */
 void http2_flush(connection *c) {
     if (!c->h2) return;
-    unsigned char frames[CHUNK];
-    size_t held = 0;
     while (c->out.len < OUTPUT_PAUSE_BYTES) {
         const uint8_t *data;
         ssize_t n = nghttp2_session_mem_send(c->h2, &data);
         if (n < 0) {
-            c->closing = c->discard = true; /* its output is dropped: nothing held goes */
+            c->closing = c->discard = true;
             return;
         }
         if (n == 0) break;
-        if (!c->tls) {
-            buffer_append(&c->out, data, (size_t)n);
-            continue;
-        }
-        if (held + (size_t)n > sizeof frames) {
-            tls_send(c, frames, held);
-            held = 0;
-        }
-        if ((size_t)n >= sizeof frames) {
-            tls_send(c, data, (size_t)n);
-        } else {
-            memcpy(frames + held, data, (size_t)n);
-            held += (size_t)n;
-        }
+        connection_send(c, data, (size_t)n);
     }
-    if (held) tls_send(c, frames, held);
     if (!nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2)) c->closing = true;
 }
 

@@ -89,7 +89,23 @@ void tls_receive(connection *c, const unsigned char *data, size_t len) {
     drain(c);
 }
 
+/* What the connection sends is held as plaintext and sealed together, up to a record's
+   16 KB, as nghttpd does: sealed a send at a time, each HTTP/2 frame (an answer's HEADERS,
+   its DATA) or HTTP/1.1 chunk piece was a record of its own, with its own header, tag and
+   encryption call. */
 void tls_send(connection *c, const void *data, size_t len) {
-    SSL_write(c->ssl, data, (int)len);
+    if (c->unsealed.len + len > CHUNK) tls_seal(c);
+    if (len >= CHUNK) {
+        SSL_write(c->ssl, data, (int)len);
+        drain(c);
+        return;
+    }
+    buffer_append(&c->unsealed, data, len);
+}
+
+void tls_seal(connection *c) {
+    if (!c->unsealed.len) return;
+    SSL_write(c->ssl, c->unsealed.data, (int)c->unsealed.len);
+    c->unsealed.len = 0;
     drain(c);
 }

@@ -155,6 +155,7 @@ struct connection {
     bool h1_field_last; /* the last header callback was a name (a value follows) */
     size_t h1_target_bytes;
     buffer in, app_in, out;
+    buffer unsealed; /* TLS: plaintext sent this turn, sealed by connection_resume */
     size_t held; /* bytes of requests not yet handed to the handler */
     char server_name[256];
     /* nghttp2_session_del frees its streams without closing them, so the streams a
@@ -170,7 +171,8 @@ void connection_receive_plain(connection *c, const unsigned char *data, size_t l
 void connection_send(connection *c, const void *data, size_t len);
 /* Whether the connection may be read now (unsent output and held bytes decide). */
 bool connection_wants_read(const connection *c);
-/* After output left or held bytes were freed: what the protocol can now send. */
+/* After output left or held bytes were freed: what the protocol can now send; then,
+   through TLS, what the turn sent is sealed onto the output. */
 void connection_resume(connection *c);
 void connection_close(connection *c);
 
@@ -180,7 +182,10 @@ SSL_CTX *tls_context(cx_front_door *door, const char *certificate_file, const ch
                      size_t error_size);
 void tls_start(connection *c);
 void tls_receive(connection *c, const unsigned char *data, size_t len);
+/* Plaintext for the peer, held (`unsealed`) until a record's worth or `tls_seal`. */
 void tls_send(connection *c, const void *data, size_t len);
+/* Seals what `tls_send` holds into records on the connection's output. */
+void tls_seal(connection *c);
 
 /* ---- http1.c / http2.c ---- */
 
