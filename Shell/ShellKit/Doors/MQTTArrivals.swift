@@ -37,7 +37,7 @@ struct MQTTArrivals {
                 let topic = arrival.message.topic
                 var record = RequestLog.Record { $0.member("topic", topic) }
                 record.body = arrival.message.payload
-                record.devices = [arrival.deviceID]
+                record.touched(arrival.deviceID)
                 record.effect = report["effect"]?.stringValue
                 record.deliveries = deliveries
                 return record

@@ -89,10 +89,7 @@ final class NetworkDoor {
         report.write(to: &output)
         output.append(0x0A)
         world.finish(source: report.network ?? "http", status: response.status, deliveries: deliveries) {
-            var record = Self.record(of: request, report: report, deliveries: deliveries)
-            record.exchange = .init(
-                tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
-            return record
+            Self.record(of: request, report: report, response: response, deliveries: deliveries)
         }
         return response
     }
@@ -212,19 +209,17 @@ final class NetworkDoor {
         }
     }
 
-    /// A network request as the log shows it: what was sent, and what its report says.
-    static func record(of request: HTTPRequest, report: Report, deliveries: [String]) -> RequestLog.Record {
-        var record = RequestLog.Record { json in
-            json.member("method", header: ":method", in: request.headers)
-            json.member("path", target: request.path)
-            json.member("host", request.authorityHost ?? request.serverHost)
-            // As the client wrote it, port included (the HAR export's URL); `host` is for filtering.
-            json.member("authority", header: ":authority", or: "host", in: request.headers)
-            json.member("headers", headers: request.headers)
-        }
+    /// A network request as the log shows it: what was sent, what its report says and
+    /// what it was answered.
+    static func record(of request: HTTPRequest, report: Report, response: HTTPResponse, deliveries: [String])
+        -> RequestLog.Record
+    {
+        var record = RequestLog.Record(request: .network(request))
         if !request.body.isEmpty { record.body = request.body }
         report.note(in: &record)
         record.deliveries = deliveries
+        record.exchange = .init(
+            tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
         return record
     }
 

@@ -20,6 +20,9 @@ public struct RequestLog: Sendable {
 
         public var devices: [String] { record.devices }
 
+        /// Whether the request touched `device`.
+        public func touches(_ device: String) -> Bool { record.touches(device) }
+
         /// The entry as JSON text, its request body cut at `shownBodyBytes`.
         public var summary: String { RequestLog.render(self, whole: false) }
         /// The entry as JSON text, its request body whole.
@@ -44,10 +47,8 @@ public struct RequestLog: Sendable {
 
     /// What a request told the log about itself, beyond its source and status.
     public struct Record: Sendable {
-        public var devices: [String] = []
-        /// Writes the request's members (`"op":…`, or `"method":…,"path":…,"headers":{…}`,
-        /// …) as the door saw them, without braces; called only when the entry is read.
-        public var request: @Sendable (inout JSONWriter) -> Void
+        /// The request as the door saw it; its members are written only when the entry is read.
+        public var request: Request
         /// The body as sent.
         public var body: [UInt8]?
         public var reason: String?
@@ -62,6 +63,24 @@ public struct RequestLog: Sendable {
         /// For a request that came over the network: how it came and what it was
         /// answered (the HAR export reads them).
         public var exchange: Exchange?
+        /// The devices the request touched. A push touches one, kept with no array made
+        /// for it: an entry is made per request.
+        fileprivate var touched = Touched.none
+
+        fileprivate enum Touched {
+            case none
+            case one(String)
+            case many([String])
+        }
+
+        /// What the log shows as a request's `request` member.
+        public enum Request: Sendable {
+            /// A request that came over the network, kept as it is: its method, path, host,
+            /// authority and headers (secrets redacted as the read asks) are written from it.
+            case network(HTTPRequest)
+            /// The members a door writes itself (`"op":…`, `"topic":…`), without braces.
+            case members(@Sendable (inout JSONWriter) -> Void)
+        }
 
         /// A network request's transport and its answer.
         public struct Exchange: Sendable {
@@ -79,8 +98,37 @@ public struct RequestLog: Sendable {
             }
         }
 
-        public init(request: @escaping @Sendable (inout JSONWriter) -> Void) {
+        public init(request: Request) {
             self.request = request
+        }
+
+        /// A record whose request's members `members` writes.
+        public init(request members: @escaping @Sendable (inout JSONWriter) -> Void) {
+            self.request = .members(members)
+        }
+
+        /// The devices the request touched, in order.
+        public var devices: [String] {
+            get {
+                switch touched {
+                case .none: []
+                case .one(let device): [device]
+                case .many(let devices): devices
+                }
+            }
+            set { touched = newValue.count == 1 ? .one(newValue[0]) : newValue.isEmpty ? .none : .many(newValue) }
+        }
+
+        /// Records that the request touched `device` alone.
+        public mutating func touched(_ device: String) { touched = .one(device) }
+
+        /// Whether the request touched `device`, with no array made.
+        func touches(_ device: String) -> Bool {
+            switch touched {
+            case .none: false
+            case .one(let one): one == device
+            case .many(let devices): devices.contains(device)
+            }
         }
     }
 
@@ -270,7 +318,7 @@ public struct RequestLog: Sendable {
         }
 
         public func matches(_ entry: Entry) -> Bool {
-            if let device, !entry.devices.contains(device) { return false }
+            if let device, !entry.touches(device) { return false }
             if let source, entry.source != source { return false }
             if let status {
                 let code = String(entry.status)
@@ -326,11 +374,12 @@ public struct RequestLog: Sendable {
         timestamp(entry.milliseconds, into: &out)
         text(#"","source":"#)
         JSON.writeString(entry.source, to: &out)
-        if record.devices.count == 1 {
-            member(#","device":"#, record.devices[0])
-        } else if record.devices.count > 1 {
+        switch record.touched {
+        case .none: break
+        case .one(let device): member(#","device":"#, device)
+        case .many(let devices):
             text(#","devices":"#)
-            JSON.array(record.devices.map(JSON.string)).write(to: &out)
+            JSON.array(devices.map(JSON.string)).write(to: &out)
         }
         var truncated = false
         var shown: String?
@@ -415,7 +464,16 @@ extension RequestLog.Record {
         swap(&writer.bytes, &out)
         defer { swap(&writer.bytes, &out) }
         writer.bytes.append(UInt8(ascii: "{"))
-        request(&writer)
+        switch request {
+        case .network(let request):
+            writer.member("method", header: ":method", in: request.headers)
+            writer.member("path", target: request.path)
+            writer.member("host", request.authorityHost ?? request.serverHost)
+            // As the client wrote it, port included (the HAR export's URL); `host` is for filtering.
+            writer.member("authority", header: ":authority", or: "host", in: request.headers)
+            writer.member("headers", headers: request.headers)
+        case .members(let members): members(&writer)
+        }
         if let body { writer.member("body", body) }
         writer.bytes.append(UInt8(ascii: "}"))
     }

@@ -135,7 +135,7 @@ struct Report {
         switch form {
         case .fields(let fields):
             if let device = fields.device {
-                record.devices = [device]
+                record.touched(device)
             } else if let devices = fields.devices {
                 record.devices = devices.map(\.device)
             }
@@ -152,7 +152,7 @@ struct Report {
                 default: continue
                 }
                 switch key {
-                case "device": value.stringValue.map { record.devices = [$0] }
+                case "device": value.stringValue.map { record.touched($0) }
                 case "devices" where object["device"]?.stringValue == nil:
                     record.devices = value.arrayValue?.compactMap { $0["device"]?.stringValue } ?? []
                 case "reason": record.reason = value.stringValue

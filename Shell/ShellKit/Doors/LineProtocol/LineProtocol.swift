@@ -64,7 +64,7 @@ final class LineProtocol {
             var record = RequestLog.Record { $0.member("op", op) }
             record.body = line
             record.devices = world.touchedIDs
-            if record.devices.isEmpty, let id = reply["device"]?.stringValue { record.devices = [id] }
+            if record.devices.isEmpty, let id = reply["device"]?.stringValue { record.touched(id) }
             record.error = reply["error"]?.stringValue
             record.reason = reply["reason"]?.stringValue
             record.effect = reply["effect"]?.stringValue
