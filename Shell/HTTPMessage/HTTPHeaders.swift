@@ -119,6 +119,21 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
         }
     }
 
+    /// Each field in the order sent, its name and value as bytes in place: one pass for a
+    /// reader of several names, where a lookup each passes over the fields again.
+    public func forEachField(
+        _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows {
+        try read { fields, bytes in
+            for index in 0..<endIndex {
+                let field = fields[index]
+                try body(
+                    UnsafeBufferPointer(start: bytes + field.start, count: field.nameCount),
+                    UnsafeBufferPointer(start: bytes + field.valueRange.lowerBound, count: field.valueCount))
+            }
+        }
+    }
+
     /// The name of the first field, other than a pseudo-header, that was sent more than once.
     public var repeatedName: String? {
         read { fields, bytes in

@@ -55,17 +55,11 @@ public struct APNsHeaders: Sendable, Equatable {
     public init() {}
 
     /// The fields APNs reads, from a request's headers; the first of each name. Only
-    /// these become text.
+    /// these become text, in one pass over the fields (a lookup each passed over them
+    /// seven times), and the values most requests send are the program's own literals.
     public init(_ request: HTTPRequest) {
-        let headers = request.headers
-        method = headers.value(named: ":method")
         path = request.path
-        id = headers.value(named: "apns-id")
-        topic = headers.value(named: "apns-topic")
-        collapseID = headers.value(named: "apns-collapse-id")
-        priority = headers.value(named: "apns-priority")
-        pushType = headers.value(named: "apns-push-type")
-        expiration = headers.value(named: "apns-expiration")
+        request.headers.forEachField { name, value in takeFirst(name: name, value: value) }
     }
 
     /// One header as the line protocol or a dictionary gives it (the last of a name
@@ -83,6 +77,39 @@ public struct APNsHeaders: Sendable, Equatable {
         case 16: if name == "apns-collapse-id" { collapseID = value }
         default: break
         }
+    }
+
+    /// One field as the transport read it, unless a field of its name came before.
+    private mutating func takeFirst(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        func named(_ literal: StaticString) -> Bool { Self.equal(name, literal) }
+        func valueIs(_ literal: StaticString) -> Bool { Self.equal(value, literal) }
+        func text() -> String { String(decoding: value, as: UTF8.self) }
+        switch name.count {
+        case 7:
+            if method == nil && named(":method") {
+                method = valueIs("POST") ? "POST" : text()
+            } else if id == nil && named("apns-id") {
+                id = text()
+            }
+        case 10: if topic == nil && named("apns-topic") { topic = text() }
+        case 13:
+            if priority == nil && named("apns-priority") {
+                priority = valueIs("10") ? "10" : valueIs("5") ? "5" : text()
+            }
+        case 14:
+            if pushType == nil && named("apns-push-type") {
+                pushType = valueIs("alert") ? "alert" : valueIs("background") ? "background" : text()
+            }
+        case 15: if expiration == nil && named("apns-expiration") { expiration = text() }
+        case 16: if collapseID == nil && named("apns-collapse-id") { collapseID = text() }
+        default: break
+        }
+    }
+
+    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        for index in 0..<bytes.count where bytes[index] != literal.utf8Start[index] { return false }
+        return true
     }
 }
 

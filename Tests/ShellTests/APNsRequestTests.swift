@@ -1,3 +1,4 @@
+import HTTPMessage
 import OrderedJSON
 import PushServices
 import Testing
@@ -177,5 +178,35 @@ import Testing
         #expect(APNsRequest.normalizedToken("") == "")
         #expect(APNsRequest.normalizedToken("abc") == nil)
         #expect(APNsRequest.normalizedToken(String(repeating: "AB", count: 32)) == String(repeating: "ab", count: 32))
+    }
+
+    /// The network's fields are read in one pass, with literals for the common values:
+    /// they must read as the line protocol's dictionary of the same fields does, every
+    /// value (common or not) as sent, and a repeated name's first value.
+    @Test func theFieldsOfARequestReadAsTheSameFieldsGivenByName() {
+        let values: [(name: String, values: [String])] = [
+            (":method", ["POST", "GET", "post"]),
+            (":path", ["/3/device/ab"]),
+            ("apns-id", ["123e4567-e89b-12d3-a456-426614174000", ""]),
+            ("apns-topic", ["com.example.app", "com.example.app.voip"]),
+            ("apns-collapse-id", ["c", String(repeating: "x", count: 65)]),
+            ("apns-priority", ["10", "5", "1", "", "100", "é"]),
+            ("apns-push-type", ["alert", "background", "voip", "alerts", ""]),
+            ("apns-expiration", ["0", "1700000000", "-1"]),
+        ]
+        for (name, values) in values {
+            for value in values {
+                let fields = [(name: "user-agent", value: "x"), (name: name, value: value)]
+                var expected = APNsHeaders()
+                for field in fields { expected.take(name: field.name, value: field.value) }
+                let request = HTTPRequest(headers: fields, body: [], serverName: nil, tls: false, http2: true)
+                #expect(APNsHeaders(request) == expected, "\(name): \(value)")
+                let repeated = HTTPRequest(
+                    headers: fields + [(name: name, value: "second")], body: [], serverName: nil, tls: false,
+                    http2: true)
+                #expect(APNsHeaders(repeated) == expected, "\(name): \(value), then again")
+            }
+        }
+        #expect(APNsHeaders(HTTPRequest(headers: [], body: [], serverName: nil, tls: false, http2: true)) == APNsHeaders())
     }
 }
