@@ -207,6 +207,7 @@ import Testing
                 #expect(APNsHeaders(repeated) == expected, "\(name): \(value), then again")
             }
         }
-        #expect(APNsHeaders(HTTPRequest(headers: [], body: [], serverName: nil, tls: false, http2: true)) == APNsHeaders())
+        #expect(
+            APNsHeaders(HTTPRequest(headers: [], body: [], serverName: nil, tls: false, http2: true)) == APNsHeaders())
     }
 }
