@@ -196,27 +196,31 @@ private func frontDoorHandler(
     func bytes(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : length)
     }
-    let headers = HTTPHeaders(count: request.header_count) { index in
-        let header = request.headers[index]
-        return (bytes(header.name, header.name_len), bytes(header.value, header.value_len))
+    func parsed() -> HTTPRequest {
+        let headers = HTTPHeaders(count: request.header_count) { index in
+            let header = request.headers[index]
+            return (bytes(header.name, header.name_len), bytes(header.value, header.value_len))
+        }
+        let body = request.body.map { Array(UnsafeBufferPointer(start: $0, count: request.body_len)) } ?? []
+        return HTTPRequest(
+            headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) },
+            tls: request.tls, http2: request.http2)
     }
-    let body = request.body.map { Array(UnsafeBufferPointer(start: $0, count: request.body_len)) } ?? []
-    let parsed = HTTPRequest(
-        headers: headers, body: body, serverName: request.server_name.map { String(cString: $0) }, tls: request.tls,
-        http2: request.http2)
     // Answered later, from the handling thread, unless the door holds too many already.
     // One count decides: the transport parks this answer right after the handler returns,
-    // on this thread, so a request taken here is one whose answer it will hold.
+    // on this thread, so a request taken here is one whose answer it will hold. The
+    // request moves into the handoff; one refused is read again for its 503, rather than
+    // every request copied in case.
     guard let door = request.door else { return }
     let id = cx_http_answer_later(answer, 0)
     if !cx_front_door_can_hold(door) {
         box.handoff.countRefused()
-    } else if box.handoff.take(RequestHandoff.Item(request: parsed, door: door, id: id)) {
+    } else if box.handoff.take(RequestHandoff.Item(request: parsed(), door: door, id: id)) {
         return
     }
     // Not handed over: this goes now, and nothing was done.
     cx_http_answer_later_cancel(answer)
-    let busy = box.busy(parsed)
+    let busy = box.busy(parsed())
     withCHeaders(busy.headers, unique: busy.uniqueHeaders) { headers, count in
         busy.body.withUnsafeBufferPointer {
             cx_http_answer_set(answer, Int32(busy.status), headers, count, $0.baseAddress, $0.count)

@@ -57,7 +57,7 @@ final class HandoffRing<Element>: @unchecked Sendable {
 
     /// The producer: puts `element` last; false, with nothing put, when `bound` elements
     /// are in the ring already or the ring is stopped.
-    func put(_ element: Element) -> Bool {
+    func put(_ element: consuming Element) -> Bool {
         let end = tail.load(ordering: .relaxed)
         guard !stopped.load(ordering: .relaxed), end &- head.load(ordering: .acquiring) < bound else {
             return false

@@ -12,7 +12,9 @@ import Synchronization
 /// (report lines) before any of its answers goes out.
 final class RequestHandoff: @unchecked Sendable {
     struct Item {
-        let request: HTTPRequest
+        /// Moved out for the batch (nil after): a copy of a request is some ten
+        /// references counted up and down again.
+        var request: HTTPRequest?
         let door: OpaquePointer
         let id: cx_http_later
     }
@@ -74,7 +76,7 @@ final class RequestHandoff: @unchecked Sendable {
 
     /// Takes a request on the door's thread; false when too many are in hand already
     /// (the caller then answers 503 at once).
-    func take(_ item: Item) -> Bool {
+    func take(_ item: consuming Item) -> Bool {
         if ring.put(item) { return true }
         refusals.add(1, ordering: .relaxed)
         return false
@@ -119,7 +121,7 @@ final class RequestHandoff: @unchecked Sendable {
         items.reserveCapacity(Self.batchSize)
         requests.reserveCapacity(Self.batchSize)
         while ring.take(most: Self.batchSize, into: &items) {
-            for item in items { requests.append(item.request) }
+            for index in items.indices { requests.append(items[index].request.take()!) }
             let responses = batches(requests)
             requests.removeAll(keepingCapacity: true)
             for index in items.indices {

@@ -57,7 +57,7 @@ public struct APNsHeaders: Sendable, Equatable {
     /// The fields APNs reads, from a request's headers; the first of each name. Only
     /// these become text, in one pass over the fields (a lookup each passed over them
     /// seven times), and the values most requests send are the program's own literals.
-    public init(_ request: HTTPRequest) {
+    public init(_ request: borrowing HTTPRequest) {
         path = request.path
         request.headers.forEachField { name, value in takeFirst(name: name, value: value) }
     }
