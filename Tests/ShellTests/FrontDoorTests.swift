@@ -207,6 +207,64 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
+    /// HTTP/1.1 through TLS too: a streamed answer's chunk, written as three pieces (its
+    /// size, its bytes, its end), is sealed whole in the turn that sends it, so the log's
+    /// stream arrives in no more records than chunks (a record a piece, three times as many).
+    @Test func http11ChunksThroughTLSAreSealedTogetherNotAPieceARecord() throws {
+        let shell = try Shell()
+        let socket = try #require(Self.connection(port: shell.port))
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let tls = try #require(TLSTestClient(ca: shell.ca, serverName: "localhost", alpn: "http/1.1"))
+        func write(_ bytes: [UInt8]) -> Bool {
+            bytes.isEmpty || bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) } == bytes.count
+        }
+        var received: [UInt8] = []
+        /// Reads until `done` holds of all that came (false: the connection ended or stalled).
+        func read(until done: () -> Bool) -> Bool {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while !done() {
+                let count = recv(socket, &chunk, chunk.count, 0)
+                guard count > 0 else { return false }
+                received += chunk[..<count].withUnsafeBufferPointer { tls.open($0) }
+            }
+            return true
+        }
+        while !tls.connected {
+            guard write(tls.seal()), !tls.connected, read(until: { tls.connected }) else { break }
+        }
+        #expect(tls.connected)
+        let request = Array("GET /api/v1/stream HTTP/1.1\r\nHost: localhost:\(shell.port)\r\n\r\n".utf8)
+        #expect(request.withUnsafeBufferPointer { write(tls.seal($0)) })
+        /// The chunks whole after the head, and their text.
+        func chunks() -> (count: Int, text: String) {
+            let crlf: [UInt8] = [0x0D, 0x0A]
+            guard let head = received.firstRange(of: crlf + crlf) else { return (0, "") }
+            var (at, count, text) = (head.upperBound, 0, [UInt8]())
+            while let line = received[at...].firstRange(of: crlf),
+                let size = Int(String(decoding: received[at..<line.lowerBound], as: UTF8.self), radix: 16),
+                line.upperBound + size + 2 <= received.count
+            {
+                text += received[line.upperBound..<line.upperBound + size]
+                at = line.upperBound + size + 2
+                count += 1
+            }
+            return (count, String(decoding: text, as: UTF8.self))
+        }
+        // The head and the stream's first comment come first, with the session tickets.
+        #expect(read { chunks().count >= 1 }, "\(String(decoding: received, as: UTF8.self))")
+        let (before, chunksBefore) = (tls.recordsReceived, chunks().count)
+        for number in 0..<16 {
+            _ = try shell.send(#"{"op":"state","n":\#(number)}"#)
+            // One at a time, so that the entries come in several chunks.
+            #expect(read { chunks().text.components(separatedBy: "event: log").count > number + 1 })
+        }
+        let (records, sent) = (tls.recordsReceived - before, chunks().count - chunksBefore)
+        #expect(sent >= 1 && records <= sent, "\(records) records for \(sent) chunks")
+        #expect(shell.stop() == 0)
+    }
+
     /// An answer longer than a record (a page of 1,000 devices) comes through TLS whole and
     /// in order, as in clear text: frames of a record's size go sealed on their own, after
     /// what was held before them.

@@ -10,18 +10,15 @@ import Foundation
 /// for tests that play a careless or hostile client: it sends only when `pump` is called,
 /// reads only when asked to, and can leave request bodies unfinished. It obeys flow
 /// control, so what it manages to send is what the server let it. Made with a CA, it
-/// speaks through TLS (OpenSSL, memory BIOs: ALPN h2) and counts the records it receives.
+/// speaks through TLS (`TLSTestClient`, ALPN h2) and counts the records it receives.
 final class HTTP2TestClient {
     let socket: Int32
     private var session: OpaquePointer?
     /// Bytes for the socket (through TLS, sealed) that it has not taken yet.
     private var unsent: [UInt8] = []
-    private let tls: TLS?
+    private let tls: TLSTestClient?
     /// TLS records received (each counted by its header as its bytes arrive).
-    private(set) var recordsReceived = 0
-    /// Bytes of the record being received that have not arrived yet, and of its header.
-    private var recordLeft = 0
-    private var recordHeader: [UInt8] = []
+    var recordsReceived: Int { tls?.recordsReceived ?? 0 }
     /// The body bytes each answer brought.
     private(set) var bodyBytes: [Int32: Int] = [:]
     /// Body bytes each open request still has to send; nil for one that ends after them.
@@ -37,81 +34,12 @@ final class HTTP2TestClient {
     /// The last stream id of the GOAWAY the server sent, if it sent one.
     private(set) var goawayLastStream: Int32?
 
-    /// An OpenSSL client whose records pass through memory, so that the test reads the
-    /// socket itself; it trusts `ca` alone and offers h2.
-    private final class TLS {
-        let context: OpaquePointer
-        let ssl: OpaquePointer
-        let input: OpaquePointer
-        let output: OpaquePointer
-
-        init?(ca: String, serverName: String) {
-            guard let context = SSL_CTX_new(TLS_client_method()) else { return nil }
-            self.context = context
-            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-            let alpn: [UInt8] = [2, 0x68, 0x32]
-            guard SSL_CTX_load_verify_locations(context, ca, nil) == 1,
-                SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0, let ssl = SSL_new(context),
-                let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem())
-            else {
-                SSL_CTX_free(context)
-                return nil
-            }
-            (self.ssl, self.input, self.output) = (ssl, input, output)
-            SSL_set_bio(ssl, input, output)
-            _ = serverName.withCString {
-                SSL_ctrl(
-                    ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name),
-                    UnsafeMutableRawPointer(mutating: $0))
-            }
-            SSL_set_connect_state(ssl)
-        }
-
-        deinit {
-            SSL_free(ssl)  // and its BIOs
-            SSL_CTX_free(context)
-        }
-
-        var connected: Bool { SSL_is_init_finished(ssl) == 1 }
-
-        /// Records TLS has sealed for the socket: the handshake's while it lasts, and `plain`'s.
-        func seal(_ plain: UnsafeBufferPointer<UInt8>? = nil) -> [UInt8] {
-            if let plain {
-                _ = SSL_write(ssl, plain.baseAddress, Int32(plain.count))
-            } else if !connected {
-                _ = SSL_do_handshake(ssl)
-            }
-            var sealed: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 16384)
-            while true {
-                let count = BIO_read(output, &chunk, Int32(chunk.count))
-                guard count > 0 else { return sealed }
-                sealed += chunk[..<Int(count)]
-            }
-        }
-
-        /// Takes bytes from the socket; returns the plaintext they opened.
-        func open(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-            _ = BIO_write(input, bytes.baseAddress, Int32(bytes.count))
-            if !connected { _ = SSL_do_handshake(ssl) }
-            var plain: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 16384)
-            while connected {
-                let count = SSL_read(ssl, &chunk, Int32(chunk.count))
-                guard count > 0 else { break }
-                plain += chunk[..<Int(count)]
-            }
-            ERR_clear_error()
-            return plain
-        }
-    }
-
     /// `ca`: speak through TLS, trusting that CA, with `serverName` as its SNI.
     init?(port: Int, ca: String? = nil, serverName: String = "api.push.apple.com") {
         guard let socket = FrontDoorTests.connection(port: port) else { return nil }
         self.socket = socket
         if let ca {
-            guard let tls = TLS(ca: ca, serverName: serverName) else {
+            guard let tls = TLSTestClient(ca: ca, serverName: serverName, alpn: "h2") else {
                 close(socket)
                 return nil
             }
@@ -236,7 +164,6 @@ final class HTTP2TestClient {
             guard count > 0 else { break }
             let bytes = chunk[..<count]
             if let tls {
-                countRecords(bytes)
                 let plain = bytes.withUnsafeBufferPointer { tls.open($0) }
                 _ = nghttp2_session_mem_recv(session, plain, plain.count)
             } else {
@@ -245,26 +172,6 @@ final class HTTP2TestClient {
             moved = true
         }
         return moved
-    }
-
-    /// Counts the records whose headers (five bytes: type, version, length) `bytes` hold.
-    private func countRecords(_ bytes: ArraySlice<UInt8>) {
-        var at = bytes.startIndex
-        while at < bytes.endIndex {
-            if recordLeft > 0 {
-                let taken = min(recordLeft, bytes.endIndex - at)
-                recordLeft -= taken
-                at += taken
-                continue
-            }
-            recordHeader.append(bytes[at])
-            at += 1
-            if recordHeader.count == 5 {
-                recordsReceived += 1
-                recordLeft = Int(recordHeader[3]) << 8 | Int(recordHeader[4])
-                recordHeader = []
-            }
-        }
     }
 
     /// Pumps until nothing moves for `quiet` milliseconds (the server has stopped
