@@ -8,6 +8,9 @@ struct Sentence {
 
     init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
+    /// Inlined where it is written: a piece is most often a literal, whose bytes are then
+    /// appended at once, with no call to find them.
+    @inline(__always)
     static func += (sentence: inout Sentence, text: String) {
         if text.utf8.withContiguousStorageIfAvailable({ sentence.bytes.append(contentsOf: $0) }) == nil {
             sentence.bytes.append(contentsOf: text.utf8)
