@@ -65,7 +65,7 @@ public final class PushPlugin: Plugin {
             return
         }
         if op == "categories" { return declareCategories(input, reply: reply) }
-        if !input.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+        if !input.utf8.allSatisfy(JSONSpace.isSpace) {
             return registerChannel(input, reply: reply)
         }
         switch system.notificationAuthorization() {

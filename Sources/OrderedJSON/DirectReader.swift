@@ -41,14 +41,7 @@ struct DirectReader {
         return value
     }
 
-    private mutating func skipSpace() {
-        while index < count {
-            switch base[index] {
-            case 0x20, 0x0A, 0x0D, 0x09: index += 1
-            default: return
-            }
-        }
-    }
+    private mutating func skipSpace() { index = JSONSpace.skip(in: base, count: count, from: index) }
 
     private mutating func value(depth: Int) -> JSON? {
         skipSpace()

@@ -292,7 +292,7 @@ final class Inspector {
     /// `cleared` and `kept`, logged after the log itself was cleared.
     private func reset(_ body: [UInt8]) -> InspectorAnswer {
         var fields = JSONObject()
-        if !body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+        if !body.allSatisfy(JSONSpace.isSpace) {
             switch object(body) {
             case .failure(let error): return error.answer
             case .success(let value): fields = value

@@ -58,7 +58,7 @@ final class LineProtocol {
     /// Runs one request line from `source` (the log's name for the door it came by) and
     /// logs it: its reply and deliveries; nil for a line of JSON white space only.
     func run(line: [UInt8], source: String) -> (reply: JSONObject, deliveries: [String])? {
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return nil }
+        if line.allSatisfy(JSONSpace.isSpace) { return nil }
         let (reply, deliveries, op) = execute(line: line)
         world.finish(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) {
             var record = RequestLog.Record { $0.member("op", op) }

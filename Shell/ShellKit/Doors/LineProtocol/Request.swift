@@ -125,7 +125,7 @@ struct Request {
             index += 1
         }
         func skipSpace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count, JSONSpace.isSpace(bytes[index]) { index += 1 }
         }
         while index < bytes.count {
             switch bytes[index] {
