@@ -65,9 +65,9 @@ public struct RequestLog: Sendable {
         public var exchange: Exchange?
         /// The devices the request touched. A push touches one, kept with no array made
         /// for it: an entry is made per request.
-        fileprivate var touched = Touched.none
+        fileprivate var reached = Reached.none
 
-        fileprivate enum Touched {
+        fileprivate enum Reached {
             case none
             case one(String)
             case many([String])
@@ -110,21 +110,21 @@ public struct RequestLog: Sendable {
         /// The devices the request touched, in order.
         public var devices: [String] {
             get {
-                switch touched {
+                switch reached {
                 case .none: []
                 case .one(let device): [device]
                 case .many(let devices): devices
                 }
             }
-            set { touched = newValue.count == 1 ? .one(newValue[0]) : newValue.isEmpty ? .none : .many(newValue) }
+            set { reached = newValue.count == 1 ? .one(newValue[0]) : newValue.isEmpty ? .none : .many(newValue) }
         }
 
         /// Records that the request touched `device` alone.
-        public mutating func touched(_ device: String) { touched = .one(device) }
+        public mutating func touched(_ device: String) { reached = .one(device) }
 
         /// Whether the request touched `device`, with no array made.
         func touches(_ device: String) -> Bool {
-            switch touched {
+            switch reached {
             case .none: false
             case .one(let one): one == device
             case .many(let devices): devices.contains(device)
@@ -374,7 +374,7 @@ public struct RequestLog: Sendable {
         timestamp(entry.milliseconds, into: &out)
         text(#"","source":"#)
         JSON.writeString(entry.source, to: &out)
-        switch record.touched {
+        switch record.reached {
         case .none: break
         case .one(let device): member(#","device":"#, device)
         case .many(let devices):
