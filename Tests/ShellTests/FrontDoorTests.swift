@@ -188,6 +188,23 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
+    /// The door's two threads go by their names, `door` and `door-world`, where tools that
+    /// list a process's threads read them (top -H, /proc, cxbench's busy figures).
+    @Test func theDoorsThreadsAreNamed() throws {
+        let shell = try Shell()
+        func names() -> [String] {
+            let task = "/proc/\(shell.process.processIdentifier)/task"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: task)) ?? []).compactMap { thread in
+                (try? String(contentsOfFile: "\(task)/\(thread)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .newlines)
+            }
+        }
+        // The door's thread names itself as it starts, which may be after the shell says it listens.
+        for _ in 0..<1_000 where !names().contains("door") { usleep(1_000) }
+        #expect(names().filter { $0.hasPrefix("door") }.sorted() == ["door", "door-world"], "\(names())")
+        #expect(shell.stop() == 0)
+    }
+
     /// What the door sends through TLS in one turn is sealed together: sixteen answers,
     /// each a HEADERS and a DATA frame, arrive in at most sixteen records (sealed a frame
     /// at a time they were thirty-two or more, a record's header, tag and encryption each).
