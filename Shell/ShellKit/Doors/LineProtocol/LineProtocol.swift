@@ -63,8 +63,12 @@ final class LineProtocol {
         world.finish(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) {
             var record = RequestLog.Record { $0.member("op", op) }
             record.body = line
-            record.devices = world.touchedIDs
-            if record.devices.isEmpty, let id = reply["device"]?.stringValue { record.touched(id) }
+            let touched = world.touchedIDs
+            if touched.isEmpty, let id = reply["device"]?.stringValue {
+                record.touched(id)
+            } else {
+                record.devices = touched
+            }
             record.error = reply["error"]?.stringValue
             record.reason = reply["reason"]?.stringValue
             record.effect = reply["effect"]?.stringValue
