@@ -263,6 +263,17 @@ extension HTTPRequest {
     }
 }
 
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether these bytes are `literal`'s: a name or value read in place, compared with
+    /// the program's own text without making a `String` of it.
+    @inlinable
+    public func equalsBytes(of literal: StaticString) -> Bool {
+        guard count == literal.utf8CodeUnitCount else { return false }
+        for index in 0..<count where self[index] != literal.utf8Start[index] { return false }
+        return true
+    }
+}
+
 extension String {
     /// Whether the UTF-8 begins with `prefix`'s bytes. Paths and hosts are routed by
     /// bytes, as HTTP servers do; `hasPrefix` compares by Unicode characters, a runtime

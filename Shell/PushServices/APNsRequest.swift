@@ -81,8 +81,8 @@ public struct APNsHeaders: Sendable, Equatable {
 
     /// One field as the transport read it, unless a field of its name came before.
     private mutating func takeFirst(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        func named(_ literal: StaticString) -> Bool { Self.equal(name, literal) }
-        func valueIs(_ literal: StaticString) -> Bool { Self.equal(value, literal) }
+        func named(_ literal: StaticString) -> Bool { name.equalsBytes(of: literal) }
+        func valueIs(_ literal: StaticString) -> Bool { value.equalsBytes(of: literal) }
         func text() -> String { String(decoding: value, as: UTF8.self) }
         switch name.count {
         case 7:
@@ -104,12 +104,6 @@ public struct APNsHeaders: Sendable, Equatable {
         case 16: if collapseID == nil && named("apns-collapse-id") { collapseID = text() }
         default: break
         }
-    }
-
-    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
-        guard bytes.count == literal.utf8CodeUnitCount else { return false }
-        for index in 0..<bytes.count where bytes[index] != literal.utf8Start[index] { return false }
-        return true
     }
 }
 

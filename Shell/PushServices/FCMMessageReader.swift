@@ -1,3 +1,4 @@
+import HTTPMessage
 import OrderedJSON
 
 /// One pass over the bytes of the message nearly every sender sends: `{"message":{…}}` with
@@ -103,10 +104,7 @@ struct FCMMessageReader {
     /// A member's name and the colon after it.
     private mutating func name() -> Name {
         guard let bytes = plainBytes(), take(UInt8(ascii: ":")) else { return .other }
-        func named(_ literal: StaticString) -> Bool {
-            for offset in 0..<bytes.count where bytes[offset] != literal.utf8Start[offset] { return false }
-            return true
-        }
+        func named(_ literal: StaticString) -> Bool { bytes.equalsBytes(of: literal) }
         switch bytes.count {
         case 4 where named("data"): return .data
         case 4 where named("body"): return .body

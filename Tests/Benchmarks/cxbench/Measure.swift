@@ -42,35 +42,34 @@ func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
+/// What a `/proc/…/stat` file says of its process or thread: its name and the CPU seconds
+/// it has used in user space and in the kernel; nil when it is gone.
+private func procStat(_ path: String) -> (name: String, user: Double, system: Double)? {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+        let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")")
+    else { return nil }
+    // After the name's closing parenthesis: state is field 3, utime 14, stime 15.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return (String(text[text.index(after: open)..<close]), user / tick, system / tick)
+}
+
 /// CPU seconds each of a process's threads has used, in user space and in the kernel, by
 /// the thread's name (Linux /proc/<pid>/task; threads of one name summed).
 func threadSeconds(of pid: Int32) -> [String: (user: Double, system: Double)] {
     var seconds: [String: (user: Double, system: Double)] = [:]
-    let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-    for task in tasks {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
-            let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")")
-        else { continue }
-        let name = String(text[text.index(after: open)..<close])
-        // After the name's closing parenthesis: utime is field 14, stime 15.
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-        let sum = seconds[name] ?? (0, 0)
-        seconds[name] = (sum.user + user / tick, sum.system + system / tick)
+    for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+        guard let stat = procStat("/proc/\(pid)/task/\(task)/stat") else { continue }
+        let sum = seconds[stat.name] ?? (0, 0)
+        seconds[stat.name] = (sum.user + stat.user, sum.system + stat.system)
     }
     return seconds
 }
 
 /// CPU seconds a process has used, user and system (Linux /proc), nil when it is gone.
 func cpuSeconds(of pid: Int32) -> Double? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = text.lastIndex(of: ")")
-    else { return nil }
-    // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    procStat("/proc/\(pid)/stat").map { $0.user + $0.system }
 }
 
 /// A C program of the benchmarks' own (`Tests/Benchmarks/<source>`), built with `cc -O2`
