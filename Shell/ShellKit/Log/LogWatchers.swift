@@ -103,7 +103,7 @@ struct LogWatchers {
             guard !batch.isEmpty else { return }
             // Each stream's events for the lot, in one write; an event is rendered once,
             // straight into the first stream's bytes, and copied for any other.
-            var writes: [(later: HTTPLater, bytes: [UInt8])] = []
+            var writes: [(later: HTTPLater, output: ByteOutput)] = []
             for (entry, streams) in batch {
                 var rendered: (write: Int, range: Range<Int>)?
                 for stream in streams where stream.filter.matches(entry) {
@@ -111,22 +111,22 @@ struct LogWatchers {
                     if let found = writes.firstIndex(where: { $0.later === stream.later }) {
                         write = found
                     } else {
-                        var bytes: [UInt8] = []
-                        bytes.reserveCapacity(min(batch.count, Self.eventsReserved) * Self.eventBytesEstimate)
-                        writes.append((stream.later, bytes))
+                        let output = ByteOutput(
+                            capacity: min(batch.count, Self.eventsReserved) * Self.eventBytesEstimate)
+                        writes.append((stream.later, output))
                         write = writes.count - 1
                     }
                     if let rendered {
-                        let event = writes[rendered.write].bytes[rendered.range]
-                        writes[write].bytes += event
+                        let event = writes[rendered.write].output.withBytes { Array($0[rendered.range]) }
+                        writes[write].output.append(event)
                     } else {
-                        let start = writes[write].bytes.count
-                        Self.event(entry, into: &writes[write].bytes)
-                        rendered = (write, start..<writes[write].bytes.count)
+                        let start = writes[write].output.count
+                        Self.event(entry, into: &writes[write].output)
+                        rendered = (write, start..<writes[write].output.count)
                     }
                 }
             }
-            for write in writes { write.later.send(.write(write.bytes)) }
+            for index in writes.indices { writes[index].later.send(.write(writes[index].output.takeBytes())) }
         }
     }
 
@@ -138,12 +138,12 @@ struct LogWatchers {
     }
 
     /// One entry as a Server-Sent Event.
-    static func event(_ entry: RequestLog.Entry, into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: "event: log\nid: ".utf8)
-        JSON.writeDecimal(entry.seq, to: &bytes)
-        bytes.append(contentsOf: "\ndata: ".utf8)
-        RequestLog.render(entry, whole: false, into: &bytes)
-        bytes.append(contentsOf: "\n\n".utf8)
+    static func event(_ entry: RequestLog.Entry, into output: inout ByteOutput) {
+        output.append("event: log\nid: ")
+        output.appendDecimal(entry.seq)
+        output.append("\ndata: ")
+        RequestLog.render(entry, whole: false, into: &output)
+        output.append("\n\n")
     }
 
     /// The most backlog one resumed stream is sent before it ends for the client to resume
@@ -157,23 +157,23 @@ struct LogWatchers {
     static func backlog(_ log: RequestLog, after lastID: Int64, filter: RequestLog.Filter, limit: Int = .max)
         -> (bytes: [UInt8], complete: Bool)
     {
-        var bytes: [UInt8] = []
+        var output = ByteOutput()
         let missed = log.firstSeq - lastID - 1
-        if missed > 0 { bytes += Array("event: gap\ndata: {\"dropped\":\(missed)}\n\n".utf8) }
+        if missed > 0 { output.append(utf8Of: "event: gap\ndata: {\"dropped\":\(missed)}\n\n") }
         var after = lastID
         while true {
             let page = log.entries(matching: filter, after: after, limit: 1_000)
             for entry in page {
-                let before = bytes.count
-                event(entry, into: &bytes)
-                if bytes.count > limit && before > 0 {
-                    bytes.removeSubrange(before...)
-                    return (bytes, false)
+                let before = output.count
+                event(entry, into: &output)
+                if output.count > limit && before > 0 {
+                    output.truncate(to: before)
+                    return (output.takeBytes(), false)
                 }
             }
             guard page.count == 1_000, let last = page.last else { break }
             after = last.seq
         }
-        return (bytes, true)
+        return (output.takeBytes(), true)
     }
 }

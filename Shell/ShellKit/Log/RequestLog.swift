@@ -137,19 +137,24 @@ public struct RequestLog: Sendable {
     /// Member names are the program's own literals and go as written (nothing in them
     /// needs escaping); values are escaped.
     public struct JSONWriter {
-        var bytes: [UInt8] = []
+        var output: ByteOutput
+        /// What is written so far.
+        var bytes: [UInt8] { output.bytes }
         private var first = true
         /// Whether header values and a target's query show their secrets redacted.
         var redacts = false
 
+        /// A writer with room for `capacity` bytes before it grows.
+        init(capacity: Int = 0) { output = ByteOutput(capacity: capacity) }
+
         public mutating func member(_ name: StaticString, _ value: String?) {
             key(name)
-            if let value { JSON.writeString(value, to: &bytes) } else { Self.append("null", to: &bytes) }
+            if let value { output.appendJSONString(value) } else { output.append("null") }
         }
 
         public mutating func member(_ name: StaticString, _ value: Bool) {
             key(name)
-            bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
+            output.append(value ? "true" : "false")
         }
 
         /// The first value of header field `field` (or else of `other`) as sent, `null`
@@ -159,12 +164,12 @@ public struct RequestLog: Sendable {
         ) {
             key(name)
             guard let index = headers.firstIndex(named: field) ?? other.flatMap({ headers.firstIndex(named: $0) })
-            else { return Self.append("null", to: &bytes) }
+            else { return output.append("null") }
             headers.withValueBytes(at: index) { value in
                 if Self.isASCII(value) {
-                    JSON.writeString(utf8: value, to: &bytes)
+                    output.appendJSONString(utf8: value)
                 } else {
-                    JSON.writeString(String(decoding: value, as: UTF8.self), to: &bytes)
+                    output.appendJSONString(String(decoding: value, as: UTF8.self))
                 }
             }
         }
@@ -178,12 +183,12 @@ public struct RequestLog: Sendable {
         /// secrets redacted when the writer redacts.
         public mutating func member(_ name: StaticString, headers: HTTPHeaders) {
             key(name)
-            bytes.append(UInt8(ascii: "{"))
+            output.append(UInt8(ascii: "{"))
             var written = 0
             for index in headers.indices {
                 headers.withBytes(at: index) { name, value in
                     guard name.first != UInt8(ascii: ":") else { return }
-                    if written > 0 { bytes.append(UInt8(ascii: ",")) }
+                    if written > 0 { output.append(UInt8(ascii: ",")) }
                     written += 1
                     // ASCII reads as the same text in place, and a secret whose bytes are
                     // its characters is redacted in place too: no `String` made of a field
@@ -191,20 +196,20 @@ public struct RequestLog: Sendable {
                     // of an entry). Anything else goes as text.
                     let secret = redacts && Redaction.isSecretHeader(name)
                     if Self.isASCII(name), secret ? Redaction.bytesAreCharacters(value) : Self.isASCII(value) {
-                        JSON.writeString(utf8: name, to: &bytes)
-                        bytes.append(UInt8(ascii: ":"))
-                        guard secret else { return JSON.writeString(utf8: value, to: &bytes) }
+                        output.appendJSONString(utf8: name)
+                        output.append(UInt8(ascii: ":"))
+                        guard secret else { return output.appendJSONString(utf8: value) }
                         var shown: [UInt8] = []
                         Redaction.appendSecretHeaderValue(value, to: &shown)
-                        return shown.withUnsafeBufferPointer { JSON.writeString(utf8: $0, to: &bytes) }
+                        return shown.withUnsafeBufferPointer { output.appendJSONString(utf8: $0) }
                     }
                     let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
-                    JSON.writeString(name, to: &bytes)
-                    bytes.append(UInt8(ascii: ":"))
-                    JSON.writeString(redacts ? Redaction.header(name: name, value: value) : value, to: &bytes)
+                    output.appendJSONString(name)
+                    output.append(UInt8(ascii: ":"))
+                    output.appendJSONString(redacts ? Redaction.header(name: name, value: value) : value)
                 }
             }
-            bytes.append(UInt8(ascii: "}"))
+            output.append(UInt8(ascii: "}"))
         }
 
         /// Eight bytes at a time: every field of every entry a stream shows is asked.
@@ -213,15 +218,10 @@ public struct RequestLog: Sendable {
         }
 
         mutating func key(_ name: StaticString) {
-            if !first { bytes.append(UInt8(ascii: ",")) }
+            output.append(first ? "\"" : ",\"")
             first = false
-            bytes.append(UInt8(ascii: "\""))
-            Self.append(name, to: &bytes)
-            Self.append(#"":"#, to: &bytes)
-        }
-
-        private static func append(_ literal: StaticString, to bytes: inout [UInt8]) {
-            bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+            output.append(name)
+            output.append(#"":"#)
         }
     }
 
@@ -351,35 +351,36 @@ public struct RequestLog: Sendable {
 
     static func render(_ entry: Entry, whole: Bool) -> String {
         let record = entry.record
-        var out: [UInt8] = []
-        out.reserveCapacity(512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
+        var out = ByteOutput(
+            capacity: 512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
         render(entry, whole: whole, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The entry's JSON, written straight into bytes: a stream renders one per request.
-    static func render(_ entry: Entry, whole: Bool, into out: inout [UInt8]) {
+    static func render(_ entry: Entry, whole: Bool, into out: inout ByteOutput) {
         let record = entry.record
-        // Each piece of fixed text is one literal, appended at once: a stream renders an
-        // entry per request.
-        func text(_ literal: StaticString) { literal.withUTF8Buffer { out.append(contentsOf: $0) } }
         func member(_ key: StaticString, _ value: String?) {
             guard let value else { return }
-            text(key)
-            JSON.writeString(value, to: &out)
+            out.append(key)
+            out.appendJSONString(value)
         }
-        text(#"{"seq":"#)
-        JSON.writeDecimal(entry.seq, to: &out)
-        text(#","time":""#)
+        out.append(#"{"seq":"#)
+        out.appendDecimal(entry.seq)
+        out.append(#","time":""#)
         timestamp(entry.milliseconds, into: &out)
-        text(#"","source":"#)
-        JSON.writeString(entry.source, to: &out)
+        out.append(#"","source":"#)
+        out.appendJSONString(entry.source)
         switch record.reached {
         case .none: break
         case .one(let device): member(#","device":"#, device)
         case .many(let devices):
-            text(#","devices":"#)
-            JSON.array(devices.map(JSON.string)).write(to: &out)
+            out.append(#","devices":["#)
+            for (index, device) in devices.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.appendJSONString(device)
+            }
+            out.append(UInt8(ascii: "]"))
         }
         var truncated = false
         var shown: String?
@@ -388,22 +389,22 @@ public struct RequestLog: Sendable {
             shown = whole ? body : Self.prefix(body, bytes: shownBodyBytes)
             truncated = shown!.utf8.count < body.utf8.count
         }
-        text(#","request":"#)
+        out.append(#","request":"#)
         record.writeRequestJSON(body: shown, redacted: !entry.secretsShown, into: &out)
-        text(#","status":"#)
-        JSON.writeDecimal(Int64(entry.status), to: &out)
+        out.append(#","status":"#)
+        out.appendDecimal(Int64(entry.status))
         member(#","reason":"#, record.reason)
         member(#","error":"#, record.error)
         member(#","effect":"#, record.effect)
         member(#","chaos":"#, record.chaos)
-        if truncated { text(#","truncated":true"#) }
+        if truncated { out.append(#","truncated":true"#) }
         // Delivery lines are JSON objects already: they go in as written.
-        text(#","deliveries":["#)
+        out.append(#","deliveries":["#)
         for (index, line) in record.deliveries.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: line.utf8)
+            out.append(utf8Of: line)
         }
-        out.append(contentsOf: "]}".utf8)
+        out.append("]}")
     }
 
     /// The longest prefix of `text` within `bytes` UTF-8 bytes that ends on a character.
@@ -416,17 +417,16 @@ public struct RequestLog: Sendable {
 
     /// RFC 3339 in UTC with milliseconds: `2026-11-30T12:00:00.123Z`.
     public static func timestamp(_ milliseconds: Int64) -> String {
-        var out: [UInt8] = []
+        var out = ByteOutput(capacity: 24)
         timestamp(milliseconds, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
-    static func timestamp(_ milliseconds: Int64, into out: inout [UInt8]) {
+    static func timestamp(_ milliseconds: Int64, into out: inout ByteOutput) {
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        // Written into 24 bytes on the stack, then appended at once.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
+        out.write(atMost: 24) { text in
             var at = 0
             func field(_ value: Int, _ count: Int, _ after: Unicode.Scalar) {
                 var value = value
@@ -444,7 +444,7 @@ public struct RequestLog: Sendable {
             field(Int(parts.tm_min), 2, ":")
             field(Int(parts.tm_sec), 2, ".")
             field(Int(milliseconds % 1000), 3, "Z")
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<at]))
+            return text + at
         }
     }
 }
@@ -452,18 +452,18 @@ public struct RequestLog: Sendable {
 extension RequestLog.Record {
     /// The request as a JSON object, with `body` last when given.
     func requestJSON(body: String?, redacted: Bool) -> [UInt8] {
-        var out: [UInt8] = []
+        var out = ByteOutput()
         writeRequestJSON(body: body, redacted: redacted, into: &out)
-        return out
+        return out.takeBytes()
     }
 
     /// Appends `requestJSON(body:redacted:)` to `out`, with no array of its own.
-    func writeRequestJSON(body: String?, redacted: Bool, into out: inout [UInt8]) {
+    func writeRequestJSON(body: String?, redacted: Bool, into out: inout ByteOutput) {
         var writer = RequestLog.JSONWriter()
         writer.redacts = redacted
-        swap(&writer.bytes, &out)
-        defer { swap(&writer.bytes, &out) }
-        writer.bytes.append(UInt8(ascii: "{"))
+        swap(&writer.output, &out)
+        defer { swap(&writer.output, &out) }
+        writer.output.append(UInt8(ascii: "{"))
         switch request {
         case .network(let request):
             writer.member("method", header: ":method", in: request.headers)
@@ -475,6 +475,6 @@ extension RequestLog.Record {
         case .members(let members): members(&writer)
         }
         if let body { writer.member("body", body) }
-        writer.bytes.append(UInt8(ascii: "}"))
+        writer.output.append(UInt8(ascii: "}"))
     }
 }

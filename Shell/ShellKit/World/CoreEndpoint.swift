@@ -64,12 +64,11 @@ final class CoreEndpoint: Sendable {
     /// delivery, where building a `JSONObject` and serializing it cost the handler 9.0k
     /// instructions against 6.4k (callgrind).
     private static func line(capacity: Int, _ members: (inout RequestLog.JSONWriter) -> Void) -> String {
-        var writer = RequestLog.JSONWriter()
-        writer.bytes.reserveCapacity(capacity)
-        writer.bytes.append(UInt8(ascii: "{"))
+        var writer = RequestLog.JSONWriter(capacity: capacity)
+        writer.output.append(UInt8(ascii: "{"))
         members(&writer)
-        writer.bytes.append(UInt8(ascii: "}"))
-        return String(decoding: writer.bytes, as: UTF8.self)
+        writer.output.append(UInt8(ascii: "}"))
+        return writer.output.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A device's last deliveries (at most `recentCount`), oldest first.
