@@ -80,6 +80,31 @@ struct RequestLogTests {
         append("s9")
         #expect(log.firstSeq == 8 && log.entries(matching: all, limit: 5).map(\.source) == ["s8", "s9"])
     }
+    /// A stream's renderer keeps the last secret it redacted for the next entry: each
+    /// value must still show as a fresh writer shows it, whatever came before it.
+    @Test func aWriterKeepingItsLastRedactionShowsEachValueAsAFreshWriterDoes() {
+        let jwt = "bearer eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJUIn0.c2lnbmF0dXJl"
+        let values = [
+            jwt, jwt,
+            // The same length, a claim different: the shown text differs.
+            jwt.replacingOccurrences(of: "eyJpc3MiOiJUIn0", with: "eyJpc3MiOiJVIn0"), jwt,
+            "key=0123456789abcdefghij", "key=0123456789abcdefghik", "bearer eyJ.bad", "", jwt,
+        ]
+        var memo = Redaction.Memo()
+        for value in values {
+            let headers = HTTPHeaders([("authorization", value)])
+            var kept = RequestLog.JSONWriter()
+            kept.redacts = true
+            kept.memo = memo
+            kept.member("headers", headers: headers)
+            memo = kept.memo
+            var fresh = RequestLog.JSONWriter()
+            fresh.redacts = true
+            fresh.member("headers", headers: headers)
+            #expect(kept.bytes == fresh.bytes, "\(value)")
+        }
+    }
+
     /// A request's header fields are written from their bytes in place unless a field
     /// needs more (text that is not ASCII, a secret to redact); the reference decodes every
     /// field and redacts each, as the writer once did. Over seeded fields of every kind they

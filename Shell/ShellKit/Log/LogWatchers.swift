@@ -104,6 +104,7 @@ struct LogWatchers {
             // Each stream's events for the lot, in one write; an event is rendered once,
             // straight into the first stream's bytes, and copied for any other.
             var writes: [(later: HTTPLater, output: ByteOutput)] = []
+            var memo = Redaction.Memo()
             for (entry, streams) in batch {
                 var rendered: (write: Int, range: Range<Int>)?
                 for stream in streams where stream.filter.matches(entry) {
@@ -121,7 +122,7 @@ struct LogWatchers {
                         writes[write].output.append(event)
                     } else {
                         let start = writes[write].output.count
-                        Self.event(entry, into: &writes[write].output)
+                        Self.event(entry, into: &writes[write].output, memo: &memo)
                         rendered = (write, start..<writes[write].output.count)
                     }
                 }
@@ -138,11 +139,11 @@ struct LogWatchers {
     }
 
     /// One entry as a Server-Sent Event.
-    static func event(_ entry: RequestLog.Entry, into output: inout ByteOutput) {
+    static func event(_ entry: RequestLog.Entry, into output: inout ByteOutput, memo: inout Redaction.Memo) {
         output.append("event: log\nid: ")
         output.appendDecimal(entry.seq)
         output.append("\ndata: ")
-        RequestLog.render(entry, whole: false, into: &output)
+        RequestLog.render(entry, whole: false, into: &output, memo: &memo)
         output.append("\n\n")
     }
 
@@ -158,6 +159,7 @@ struct LogWatchers {
         -> (bytes: [UInt8], complete: Bool)
     {
         var output = ByteOutput()
+        var memo = Redaction.Memo()
         let missed = log.firstSeq - lastID - 1
         if missed > 0 { output.append(utf8Of: "event: gap\ndata: {\"dropped\":\(missed)}\n\n") }
         var after = lastID
@@ -165,7 +167,7 @@ struct LogWatchers {
             let page = log.entries(matching: filter, after: after, limit: 1_000)
             for entry in page {
                 let before = output.count
-                event(entry, into: &output)
+                event(entry, into: &output, memo: &memo)
                 if output.count > limit && before > 0 {
                     output.truncate(to: before)
                     return (output.takeBytes(), false)

@@ -181,6 +181,31 @@ public enum Redaction {
         appendSecret(value, to: &out)
     }
 
+    /// The last secret header value redacted and what it showed. A client sends the same
+    /// provider token or access token with every push (APNs refuses a new one more often
+    /// than every 20 minutes), and redacting it again was two fifths of writing a streamed
+    /// entry's headers: a stream's renderer keeps one for all it renders.
+    struct Memo {
+        /// The value last redacted, none before the first.
+        private var value: [UInt8]?
+        private var shown: [UInt8] = []
+
+        /// `appendSecretHeaderValue` of `value`, the last one's when `value` is the same.
+        mutating func shownHeaderValue(_ value: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+            let same =
+                self.value?.withUnsafeBufferPointer { memo in
+                    memo.count == value.count
+                        && (value.isEmpty || memcmp(memo.baseAddress!, value.baseAddress!, value.count) == 0)
+                } ?? false
+            if !same {
+                self.value = Array(value)
+                shown = []
+                appendSecretHeaderValue(value, to: &shown)
+            }
+            return shown
+        }
+    }
+
     /// A request target with the secret members of its query redacted.
     public static func path(_ path: String) -> String {
         // Found in the bytes in place: a search through the `UTF8View` cost ~25

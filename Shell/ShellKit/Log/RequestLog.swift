@@ -143,6 +143,8 @@ public struct RequestLog: Sendable {
         private var first = true
         /// Whether header values and a target's query show their secrets redacted.
         var redacts = false
+        /// The last secret header value redacted, kept from entry to entry by a renderer.
+        var memo = Redaction.Memo()
 
         /// A writer with room for `capacity` bytes before it grows.
         init(capacity: Int = 0) { output = ByteOutput(capacity: capacity) }
@@ -199,8 +201,7 @@ public struct RequestLog: Sendable {
                         output.appendJSONString(utf8: name)
                         output.append(UInt8(ascii: ":"))
                         guard secret else { return output.appendJSONString(utf8: value) }
-                        var shown: [UInt8] = []
-                        Redaction.appendSecretHeaderValue(value, to: &shown)
+                        let shown = memo.shownHeaderValue(value)
                         return shown.withUnsafeBufferPointer { output.appendJSONString(utf8: $0) }
                     }
                     let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
@@ -353,12 +354,14 @@ public struct RequestLog: Sendable {
         let record = entry.record
         var out = ByteOutput(
             capacity: 512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
-        render(entry, whole: whole, into: &out)
+        var memo = Redaction.Memo()
+        render(entry, whole: whole, into: &out, memo: &memo)
         return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// The entry's JSON, written straight into bytes: a stream renders one per request.
-    static func render(_ entry: Entry, whole: Bool, into out: inout ByteOutput) {
+    /// The entry's JSON, written straight into bytes: a stream renders one per request,
+    /// keeping `memo` from one to the next.
+    static func render(_ entry: Entry, whole: Bool, into out: inout ByteOutput, memo: inout Redaction.Memo) {
         let record = entry.record
         func member(_ key: StaticString, _ value: String?) {
             guard let value else { return }
@@ -390,7 +393,7 @@ public struct RequestLog: Sendable {
             truncated = shown!.utf8.count < body.utf8.count
         }
         out.append(#","request":"#)
-        record.writeRequestJSON(body: shown, redacted: !entry.secretsShown, into: &out)
+        record.writeRequestJSON(body: shown, redacted: !entry.secretsShown, into: &out, memo: &memo)
         out.append(#","status":"#)
         out.appendDecimal(Int64(entry.status))
         member(#","reason":"#, record.reason)
@@ -453,16 +456,21 @@ extension RequestLog.Record {
     /// The request as a JSON object, with `body` last when given.
     func requestJSON(body: String?, redacted: Bool) -> [UInt8] {
         var out = ByteOutput()
-        writeRequestJSON(body: body, redacted: redacted, into: &out)
+        var memo = Redaction.Memo()
+        writeRequestJSON(body: body, redacted: redacted, into: &out, memo: &memo)
         return out.takeBytes()
     }
 
     /// Appends `requestJSON(body:redacted:)` to `out`, with no array of its own.
-    func writeRequestJSON(body: String?, redacted: Bool, into out: inout ByteOutput) {
+    func writeRequestJSON(body: String?, redacted: Bool, into out: inout ByteOutput, memo: inout Redaction.Memo) {
         var writer = RequestLog.JSONWriter()
         writer.redacts = redacted
         swap(&writer.output, &out)
-        defer { swap(&writer.output, &out) }
+        swap(&writer.memo, &memo)
+        defer {
+            swap(&writer.output, &out)
+            swap(&writer.memo, &memo)
+        }
         writer.output.append(UInt8(ascii: "{"))
         switch request {
         case .network(let request):
