@@ -12,7 +12,8 @@ public struct ByteOutput {
     /// Room for `capacity` bytes before the first growth; none is made until a write
     /// when it is 0.
     public init(capacity: Int = 0) {
-        storage = capacity > 0 ? [UInt8](repeating: 0, count: capacity) : []
+        storage = []
+        if capacity > 0 { grow(toHold: capacity) }
     }
 
     /// Lets `write` write at most `most` bytes at the end, from the pointer it is given to
@@ -28,9 +29,18 @@ public struct ByteOutput {
         }
     }
 
+    /// The room is not zeroed: bytes are read only once written (`count` bounds every
+    /// read), and zeroing a stream's batch room up front cost more than rendering into it.
     @usableFromInline @inline(never)
     mutating func grow(toHold size: Int) {
-        storage.append(contentsOf: repeatElement(0, count: Swift.max(size, 2 * storage.count, 64) - storage.count))
+        let room = Swift.max(size, 2 * storage.count, 64)
+        storage = [UInt8](unsafeUninitializedCapacity: room) { buffer, initialized in
+            storage.withUnsafeBufferPointer { written in
+                guard let from = written.baseAddress, let to = buffer.baseAddress else { return }
+                to.update(from: from, count: self.written)
+            }
+            initialized = room
+        }
     }
 
     @inlinable @inline(__always)

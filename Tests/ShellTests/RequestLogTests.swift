@@ -88,7 +88,9 @@ struct RequestLogTests {
             jwt, jwt,
             // The same length, a claim different: the shown text differs.
             jwt.replacingOccurrences(of: "eyJpc3MiOiJUIn0", with: "eyJpc3MiOiJVIn0"), jwt,
-            "key=0123456789abcdefghij", "key=0123456789abcdefghik", "bearer eyJ.bad", "", jwt,
+            "key=0123456789abcdefghij", "key=0123456789abcdefghik", "bearer eyJ.bad", "",
+            // Not bytes that are characters: redacted as text, after and before those that are.
+            "bearer é-token", "bearer é-token", "bearer e-token", jwt,
         ]
         var memo = Redaction.Memo()
         for value in values {

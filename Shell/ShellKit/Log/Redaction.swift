@@ -186,12 +186,14 @@ public enum Redaction {
     /// than every 20 minutes), and redacting it again was two fifths of writing a streamed
     /// entry's headers: a stream's renderer keeps one for all it renders.
     struct Memo {
-        /// The value last redacted, none before the first.
+        /// The value last asked about, none before the first.
         private var value: [UInt8]?
-        private var shown: [UInt8] = []
+        private var shown: [UInt8]?
 
-        /// `appendSecretHeaderValue` of `value`, the last one's when `value` is the same.
-        mutating func shownHeaderValue(_ value: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        /// `appendSecretHeaderValue` of `value` when its bytes are its characters
+        /// (`bytesAreCharacters`), nil when they are not: the last answer when `value` is
+        /// the same.
+        mutating func shownHeaderValue(_ value: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
             let same =
                 self.value?.withUnsafeBufferPointer { memo in
                     memo.count == value.count
@@ -199,8 +201,12 @@ public enum Redaction {
                 } ?? false
             if !same {
                 self.value = Array(value)
-                shown = []
-                appendSecretHeaderValue(value, to: &shown)
+                shown = nil
+                if bytesAreCharacters(value) {
+                    var redacted: [UInt8] = []
+                    appendSecretHeaderValue(value, to: &redacted)
+                    shown = redacted
+                }
             }
             return shown
         }

@@ -196,13 +196,18 @@ public struct RequestLog: Sendable {
                     // its characters is redacted in place too: no `String` made of a field
                     // (a stream renders every push's fields, and making them text was most
                     // of an entry). Anything else goes as text.
-                    let secret = redacts && Redaction.isSecretHeader(name)
-                    if Self.isASCII(name), secret ? Redaction.bytesAreCharacters(value) : Self.isASCII(value) {
-                        output.appendJSONString(utf8: name)
-                        output.append(UInt8(ascii: ":"))
-                        guard secret else { return output.appendJSONString(utf8: value) }
-                        let shown = memo.shownHeaderValue(value)
-                        return shown.withUnsafeBufferPointer { output.appendJSONString(utf8: $0) }
+                    if Self.isASCII(name) {
+                        let secret = redacts && Redaction.isSecretHeader(name)
+                        if !secret, Self.isASCII(value) {
+                            output.appendJSONString(utf8: name)
+                            output.append(UInt8(ascii: ":"))
+                            return output.appendJSONString(utf8: value)
+                        }
+                        if secret, let shown = memo.shownHeaderValue(value) {
+                            output.appendJSONString(utf8: name)
+                            output.append(UInt8(ascii: ":"))
+                            return shown.withUnsafeBufferPointer { output.appendJSONString(utf8: $0) }
+                        }
                     }
                     let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
                     output.appendJSONString(name)
