@@ -55,7 +55,12 @@ public struct ByteOutput {
     public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         write(atMost: bytes.count) { at in
             guard let base = bytes.baseAddress else { return at }
-            at.update(from: base, count: bytes.count)
+            // A separator or a key's quotes byte by byte: a call to `memcpy` costs more.
+            if bytes.count <= 8 {
+                for index in 0..<bytes.count { at[index] = base[index] }
+            } else {
+                at.update(from: base, count: bytes.count)
+            }
             return at + bytes.count
         }
     }
