@@ -83,7 +83,11 @@ public struct ByteOutput {
     /// Text given as its UTF-8 bytes (valid UTF-8) as a quoted JSON string, escaped in
     /// one pass into room for the most it can take (every byte `\u00XX`).
     public mutating func appendJSONString(utf8 bytes: UnsafeBufferPointer<UInt8>) {
-        write(atMost: 6 * bytes.count + 2) { JSON.writeString(utf8: bytes, into: $0) }
+        // Room for the most only when it is there already; else for exactly what it takes,
+        // measured first, so that a line sized for its text does not grow for its worst case.
+        let most = 6 * bytes.count + 2
+        let room = storage.count - written >= most ? most : JSON.serializedSize(of: bytes)
+        write(atMost: room) { JSON.writeString(utf8: bytes, into: $0) }
     }
 
     /// `text` as a quoted JSON string.
