@@ -97,19 +97,7 @@ public struct ByteOutput {
 
     /// `value` in decimal.
     public mutating func appendDecimal(_ value: Int64) {
-        write(atMost: 21) { at in
-            // The magnitude as unsigned, so that Int64.min has one too.
-            var end = at
-            if value < 0 {
-                end.pointee = UInt8(ascii: "-")
-                end += 1
-            }
-            let digits = UnsafeMutableBufferPointer(start: end, count: 20)
-            let first = DecimalDigits.write(value.magnitude, into: digits, endingAt: 20)
-            let length = 20 - first
-            if first > 0 { end.update(from: end + first, count: length) }
-            return end + length
-        }
+        write(atMost: JSON.decimalBytes) { JSON.writeDecimal(value, into: $0) }
     }
 
     /// Forgets the bytes written past the first `count`.

@@ -118,12 +118,27 @@ extension JSON {
     /// Appends `value` in decimal, without making a `String` of it (a log entry and a
     /// push's effect sentence write numbers among their bytes).
     public static func writeDecimal(_ value: Int64, to output: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { text in
-            // The magnitude as unsigned, so that Int64.min has one too.
-            let first = DecimalDigits.write(value.magnitude, into: text, endingAt: 20)
-            if value < 0 { output.append(UInt8(ascii: "-")) }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: text[first...]))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: decimalBytes) { text in
+            guard let base = text.baseAddress else { return }
+            output.append(contentsOf: UnsafeBufferPointer(start: base, count: writeDecimal(value, into: base) - base))
         }
+    }
+
+    /// The most bytes a decimal `Int64` takes: a sign and 19 digits, or 20 digits unsigned.
+    static let decimalBytes = 21
+
+    /// Writes `value` in decimal at `at` (room for `decimalBytes`); returns the end.
+    static func writeDecimal(_ value: Int64, into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var start = at
+        if value < 0 {
+            start.pointee = UInt8(ascii: "-")
+            start += 1
+        }
+        // The magnitude as unsigned, so that Int64.min has one too.
+        let digits = DecimalDigits.count(value.magnitude)
+        DecimalDigits.write(
+            value.magnitude, into: UnsafeMutableBufferPointer(start: start, count: digits), endingAt: digits)
+        return start + digits
     }
 
     /// Appends `value` as a quoted JSON string.

@@ -273,22 +273,14 @@ enum FrontDoorBenchmark {
     /// A service account's access token: its key made and registered, an RS256 assertion
     /// signed with the `openssl` command, exchanged at the shell's `/token`.
     static func accessToken(shell: Shell, work: String) -> String? {
-        func run(_ arguments: [String], input: Data? = nil) -> Data? {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return nil }
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return process.terminationStatus == 0 ? data : nil
-        }
         let key = work + "/service-account.pem"
         let email = "bench@cxshell.iam.gserviceaccount.com"
-        guard run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key]) != nil,
-            let publicKey = run(["openssl", "pkey", "-in", key, "-pubout"]).map({ String(decoding: $0, as: UTF8.self) }
+        guard
+            output(of: ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key])
+                != nil,
+            let publicKey = output(of: ["openssl", "pkey", "-in", key, "-pubout"]).map({
+                String(decoding: $0, as: UTF8.self)
+            }
             ),
             shell.send(
                 #"{"op":"google_key","client_email":"\#(email)","public_key":\#(JSON.string(publicKey).compactText)}"#
@@ -302,9 +294,11 @@ enum FrontDoorBenchmark {
                     .utf8))
         let input = work + "/assertion-input"
         try? Data("\(header).\(claims)".utf8).write(to: URL(fileURLWithPath: input))
-        guard let signature = run(["openssl", "dgst", "-sha256", "-sign", key, "-binary", input]) else { return nil }
+        guard let signature = output(of: ["openssl", "dgst", "-sha256", "-sign", key, "-binary", input]) else {
+            return nil
+        }
         let assertion = "\(header).\(claims).\(JWT.base64URLEncode(Array(signature)))"
-        let curl = run([
+        let curl = output(of: [
             "curl", "-s", "-d",
             "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)",
             "http://127.0.0.1:\(shell.port)/token",
@@ -545,16 +539,23 @@ enum FrontDoorBenchmark {
 
     /// A POST to the inspector; the answer's body.
     static func post(port: Int, path: String, body: String) -> String {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = [
+        let answer = output(of: [
             "curl", "-s", "-H", "content-type: application/json", "-d", body, "http://127.0.0.1:\(port)\(path)",
-        ]
-        let pipe = Pipe()
-        curl.standardOutput = pipe
-        guard (try? curl.run()) != nil else { return "" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        ])
+        return answer.map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    /// What a command (found on the path) writes on its standard output, when it ends well.
+    static func output(of arguments: [String]) -> Data? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? data : nil
     }
 }

@@ -188,15 +188,10 @@ enum InstructionBenchmark {
 
     /// Whether the shell counts the stream's connection beside the one asking.
     static func streamIsOpen(port: Int) -> Bool {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = ["curl", "-s", "http://127.0.0.1:\(port)/metrics"]
-        let pipe = Pipe()
-        curl.standardOutput = pipe
-        guard (try? curl.run()) != nil else { return false }
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        curl.waitUntilExit()
-        let line = text.split(separator: "\n").first { $0.hasPrefix("cx_connections ") }
+        let metrics = FrontDoorBenchmark.output(of: ["curl", "-s", "http://127.0.0.1:\(port)/metrics"])
+        let line = metrics.flatMap {
+            String(decoding: $0, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("cx_connections ") }
+        }
         return line.flatMap { Int($0.dropFirst("cx_connections ".count)) }.map { $0 >= 2 } ?? false
     }
 
