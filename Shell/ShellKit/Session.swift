@@ -103,21 +103,21 @@ public final class Session {
     /// The services behind the front door, chosen by host, then by path, and the
     /// inspector; the same validators as the line protocol's.
     public func handle(network request: HTTPRequest) -> NetworkExchange {
-        var output: [UInt8] = []
+        var output = ByteOutput()
         let response = network.handle(request, writingLinesTo: &output)
-        return NetworkExchange(output: output, response: response)
+        return NetworkExchange(output: output.takeBytes(), response: response)
     }
 
     /// The same, its lines appended to `output` as bytes, each ended by a newline: what
     /// a server writes out, with no `String` made of them.
-    public func handle(network request: HTTPRequest, writingLinesTo output: inout [UInt8]) -> HTTPResponse {
+    public func handle(network request: HTTPRequest, writingLinesTo output: inout ByteOutput) -> HTTPResponse {
         network.handle(request, writingLinesTo: &output)
     }
 
     /// Appends each line and a newline to `output`, as standard output carries them.
-    public static func appendLines(_ lines: [String], to output: inout [UInt8]) {
+    public static func appendLines(_ lines: [String], to output: inout ByteOutput) {
         for line in lines {
-            output.append(contentsOf: line.utf8)
+            output.append(utf8Of: line)
             output.append(0x0A)
         }
     }

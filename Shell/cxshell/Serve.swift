@@ -309,13 +309,13 @@ enum Serve {
 struct ServedSession {
     let session: Session
     /// Whole lines, each ended by a newline.
-    var pending: [UInt8] = []
+    var pending = ByteOutput()
 
     mutating func add(_ lines: [String]) { Session.appendLines(lines, to: &pending) }
 
     /// Writes the pending lines.
     mutating func flush() {
-        defer { pending.removeAll(keepingCapacity: true) }
+        defer { pending.truncate(to: 0) }
         writeOutput(pending)
     }
 }
@@ -323,16 +323,15 @@ struct ServedSession {
 /// Writes lines to standard output in one write (see `ServeOutput` for a reader gone).
 func writeLines(_ lines: [String]) {
     guard !lines.isEmpty, !ServeOutput.shared.isGone else { return }
-    var output = [UInt8]()
-    output.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
+    var output = ByteOutput(capacity: lines.reduce(0) { $0 + $1.utf8.count + 1 })
     Session.appendLines(lines, to: &output)
     writeOutput(output)
 }
 
 /// Writes whole lines' bytes to standard output in one write.
-private func writeOutput(_ bytes: [UInt8]) {
-    guard !bytes.isEmpty, !ServeOutput.shared.isGone else { return }
-    if !writeAll(bytes, to: 1) { ServeOutput.shared.readerWent() }
+private func writeOutput(_ output: ByteOutput) {
+    guard output.count > 0, !ServeOutput.shared.isGone else { return }
+    if !output.withBytes({ writeAll($0, to: 1) }) { ServeOutput.shared.readerWent() }
 }
 
 /// How `serve` ends, and what it does when the reader of its output goes away: without
@@ -431,16 +430,19 @@ struct LineReader {
 /// Writes every byte to a file descriptor, retrying short writes; false when the
 /// reader went away.
 func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
+    bytes.withUnsafeBufferPointer { writeAll($0, to: descriptor) }
+}
+
+func writeAll(_ buffer: UnsafeBufferPointer<UInt8>, to descriptor: Int32) -> Bool {
+    guard let base = buffer.baseAddress else { return true }
+    var offset = 0
+    while offset < buffer.count {
+        let written = write(descriptor, base + offset, buffer.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            return false
         }
-        return true
+        offset += written
     }
+    return true
 }

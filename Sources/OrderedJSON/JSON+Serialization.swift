@@ -52,15 +52,15 @@ extension JSON {
         }
     }
 
-    /// Appends the compact serialization to `output`, piece by piece in place: no
-    /// measuring, no room of its own and no copy (measuring a report line for room for
-    /// its worst case, and the heap room past 1 KiB, cost more than writing it).
-    public func write(to output: inout [UInt8]) {
+    /// Appends the compact serialization to `output`, piece by piece: no measuring and no
+    /// room of its own (measuring a report line for room for its worst case, and the heap
+    /// room past 1 KiB, cost more than writing it).
+    public func write(to output: inout ByteOutput) {
         switch self {
-        case .null: JSON.append("null", to: &output)
-        case .bool(let value): JSON.append(value ? "true" : "false", to: &output)
-        case .number(let number): JSON.withBytes(of: number.text) { output.append(contentsOf: $0) }
-        case .string(let value): JSON.writeString(value, to: &output)
+        case .null: output.append("null")
+        case .bool(let value): output.append(value ? "true" : "false")
+        case .number(let number): output.append(utf8Of: number.text)
+        case .string(let value): output.appendJSONString(value)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
@@ -70,11 +70,6 @@ extension JSON {
             output.append(UInt8(ascii: "]"))
         case .object(let object): object.write(to: &output)
         }
-    }
-
-    @inline(__always)
-    static func append(_ literal: StaticString, to output: inout [UInt8]) {
-        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// How many bytes the compact serialization takes.
@@ -302,11 +297,11 @@ extension JSON {
 
 extension JSONObject {
     /// Appends the compact serialization to `output`, members in order.
-    public func write(to output: inout [UInt8]) {
+    public func write(to output: inout ByteOutput) {
         output.append(UInt8(ascii: "{"))
         for index in members.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
-            JSON.writeString(members[index].key, to: &output)
+            output.appendJSONString(members[index].key)
             output.append(UInt8(ascii: ":"))
             members[index].value.write(to: &output)
         }

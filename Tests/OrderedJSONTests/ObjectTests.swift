@@ -75,13 +75,15 @@ import Testing
         ]
         for value in values {
             let held = Array("held\n".utf8)
-            var output = held
+            var output = ByteOutput()
+            output.append(held)
             value.write(to: &output)
-            #expect(output == held + value.compactBytes, "\(value)")
+            #expect(output.bytes == held + value.compactBytes, "\(value)")
             if case .object(let object) = value {
-                var objectOutput = held
+                var objectOutput = ByteOutput()
+                objectOutput.append(held)
                 object.write(to: &objectOutput)
-                #expect(objectOutput == output)
+                #expect(objectOutput.bytes == output.bytes)
             }
         }
     }

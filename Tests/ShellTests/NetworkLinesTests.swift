@@ -19,7 +19,8 @@ import Testing
     }
 
     /// The lines `output` holds past `start`, each checked to end with a newline.
-    func lines(_ output: [UInt8], from start: Int) -> [String] {
+    func lines(_ written: ByteOutput, from start: Int) -> [String] {
+        let output = written.bytes
         #expect(output.last == 0x0A)
         return output[start...].split(separator: 0x0A, omittingEmptySubsequences: false).dropLast().map {
             String(decoding: $0, as: UTF8.self)
@@ -27,7 +28,8 @@ import Testing
     }
 
     @Test func linesAreAppendedAsBytesAfterWhatTheOutputHeld() throws {
-        var output = Array("earlier\n".utf8)
+        var output = ByteOutput()
+        output.append(utf8Of: "earlier\n")
         let made = session.handle(
             network: request(
                 "127.0.0.1", "/api/v1/devices", [("content-type", "application/json")],
@@ -35,7 +37,7 @@ import Testing
             writingLinesTo: &output)
         #expect(made.status == 201 || made.status == 200, "\(made.status)")
         let token = try #require(try JSON.parse(made.body)["devices"]?.arrayValue?.first?["token"]?.stringValue)
-        #expect(output.starts(with: Array("earlier\n".utf8)))
+        #expect(output.bytes.starts(with: Array("earlier\n".utf8)))
         let start = output.count
         let push = request(
             "api.push.apple.com", "/3/device/\(token)",
@@ -64,7 +66,7 @@ import Testing
             [("apns-topic", "com.example.app"), ("apns-id", "123e4567-e89b-12d3-a456-426614174000")],
             #"{"aps":{"alert":"x"}}"#)
         let asText = session.handle(network: refused)
-        var output: [UInt8] = []
+        var output = ByteOutput()
         let response = session.handle(network: refused, writingLinesTo: &output)
         #expect(asText.response.status == 400 && response.status == 400)
         #expect(lines(output, from: 0) == asText.lines)

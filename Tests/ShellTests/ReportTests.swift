@@ -33,10 +33,11 @@ struct ReportTests {
     }
 
     static func written(_ report: Report) -> String {
-        var output = Array("before".utf8)
+        var output = ByteOutput()
+        output.append(utf8Of: "before")
         report.write(to: &output)
-        #expect(output.starts(with: Array("before".utf8)))
-        return String(decoding: output.dropFirst(6), as: UTF8.self)
+        #expect(output.bytes.starts(with: Array("before".utf8)))
+        return String(decoding: output.bytes.dropFirst(6), as: UTF8.self)
     }
 
     /// Every subset of the optional members (a bit each), with texts drawn in turn.

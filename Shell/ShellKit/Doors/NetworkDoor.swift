@@ -54,7 +54,7 @@ final class NetworkDoor {
     /// Answers `request`, appending the lines it writes to `output`, each ended by a
     /// newline: the report goes in as bytes, never a `String` (a third of a report line's
     /// cost was making a `String` of it, copied into the output right after).
-    func handle(_ request: HTTPRequest, writingLinesTo output: inout [UInt8]) -> HTTPResponse {
+    func handle(_ request: HTTPRequest, writingLinesTo output: inout ByteOutput) -> HTTPResponse {
         world.begin()
         let route = Self.route(request)
         if route == .inspector, let inspectorSettings {

@@ -80,29 +80,29 @@ struct Report {
     }
 
     /// Appends the report's compact JSON, with no newline.
-    func write(to output: inout [UInt8]) {
+    func write(to output: inout ByteOutput) {
         switch form {
         case .object(let object): object.write(to: &output)
         case .fields(let fields): Self.write(fields, to: &output)
         }
     }
 
-    private static func write(_ fields: Fields, to output: inout [UInt8]) {
-        append(#"{"network":"#, to: &output)
-        JSON.writeString(fields.network, to: &output)
-        append(#","status":"#, to: &output)
-        JSON.writeDecimal(Int64(fields.status), to: &output)
+    private static func write(_ fields: Fields, to output: inout ByteOutput) {
+        output.append(#"{"network":"#)
+        output.appendJSONString(fields.network)
+        output.append(#","status":"#)
+        output.appendDecimal(Int64(fields.status))
         if let device = fields.device {
-            append(#","device":"#, to: &output)
-            JSON.writeString(device, to: &output)
+            output.append(#","device":"#)
+            output.appendJSONString(device)
         }
         if let devices = fields.devices {
-            append(#","devices":["#, to: &output)
+            output.append(#","devices":["#)
             for (index, entry) in devices.enumerated() {
-                append(index == 0 ? #"{"device":"# : #",{"device":"#, to: &output)
-                JSON.writeString(entry.device, to: &output)
-                append(#","result":"#, to: &output)
-                JSON.writeString(entry.result, to: &output)
+                output.append(index == 0 ? #"{"device":"# : #",{"device":"#)
+                output.appendJSONString(entry.device)
+                output.append(#","result":"#)
+                output.appendJSONString(entry.result)
                 output.append(UInt8(ascii: "}"))
             }
             output.append(UInt8(ascii: "]"))
@@ -118,15 +118,10 @@ struct Report {
     }
 
     @inline(__always)
-    private static func member(_ key: StaticString, _ value: String?, to output: inout [UInt8]) {
+    private static func member(_ key: StaticString, _ value: String?, to output: inout ByteOutput) {
         guard let value else { return }
-        append(key, to: &output)
-        JSON.writeString(value, to: &output)
-    }
-
-    @inline(__always)
-    private static func append(_ literal: StaticString, to output: inout [UInt8]) {
-        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        output.append(key)
+        output.appendJSONString(value)
     }
 
     /// The report's facts a log entry keeps: the devices it reached, its reason, error,
