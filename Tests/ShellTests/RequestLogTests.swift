@@ -29,21 +29,19 @@ struct RequestLogTests {
 
     @Test func anEntryShowsWhatItWasGivenInOrderWithItsTextEscaped() throws {
         var log = RequestLog(max: 4)
-        log.append(source: "apns", status: 400, at: 1_796_140_532_045) {
-            var record = RequestLog.Record { $0.member("op", "apns") }
+        log.append(source: "apns", status: 400, at: 1_796_140_532_045) { record in
+            record = RequestLog.Record { $0.member("op", "apns") }
             record.devices = ["d1"]
             record.body = Array(#"{"a":"b\n"}"#.utf8)
             record.reason = #"Bad"Token"#
             record.chaos = "c1"
             record.deliveries = [#"{"delivery":1}"#]
-            return record
         }
-        log.append(source: "line", status: 200, at: 1_000) {
-            var record = RequestLog.Record { $0.member("op", nil) }
+        log.append(source: "line", status: 200, at: 1_000) { record in
+            record = RequestLog.Record { $0.member("op", nil) }
             record.devices = ["d1", "d2"]
             record.error = "tab\there"
             record.effect = "shown"
-            return record
         }
         let first = try #require(log.entry(1))
         #expect(
@@ -58,10 +56,35 @@ struct RequestLogTests {
                 + #""request":{"op":null},"status":200,"error":"tab\there","effect":"shown","deliveries":[]}"#)
     }
 
+    /// An entry made in the place of one the log let go starts empty: its record is
+    /// only what its request filled in, nothing of the entry it replaced.
+    @Test func anEntryInTheOldestsPlaceKeepsNothingOfIt() throws {
+        var log = RequestLog(max: 1)
+        log.append(source: "apns", status: 400, at: 5) { record in
+            record.request = .members { $0.member("op", "old") }
+            record.body = Array("old body".utf8)
+            record.touched("d1")
+            record.reason = "BadDeviceToken"
+            record.error = "old error"
+            record.effect = "old effect"
+            record.chaos = "c1"
+            record.deliveries = ["{}"]
+            record.microseconds = 7
+        }
+        log.append(source: "line", status: 200, at: 1_000) { $0.request = .members { $0.member("op", "new") } }
+        #expect(log.retained == 1 && log.dropped == 1)
+        let entry = try #require(log.entry(2))
+        #expect(entry.source == "line" && entry.status == 200 && entry.milliseconds == 1_000 && entry.devices.isEmpty)
+        #expect(
+            entry.summary
+                == #"{"seq":2,"time":"1970-01-01T00:00:01.000Z","source":"line","request":{"op":"new"},"#
+                + #""status":200,"deliveries":[]}"#)
+    }
+
     @Test func pastItsMaxTheOldestGoOneByOneAndSeqsGoOn() throws {
         var log = RequestLog(max: 3)
         func append(_ source: String) {
-            log.append(source: source, status: 200, at: 0) { RequestLog.Record { $0.member("op", source) } }
+            log.append(source: source, status: 200, at: 0) { $0 = RequestLog.Record { $0.member("op", source) } }
         }
         for index in 1...7 { append("s\(index)") }
         #expect(log.retained == 3 && log.dropped == 4 && log.firstSeq == 5)

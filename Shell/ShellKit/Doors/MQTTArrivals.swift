@@ -33,14 +33,13 @@ struct MQTTArrivals {
             if let trayID = outcome.trayID { report["tray_id"] = .string(trayID) }
             if let problem = world.settle() { report["effect"] = .string(problem) }
             let deliveries = world.takeDeliveries()
-            world.finish(source: "mqtt", status: 200, deliveries: deliveries) {
+            world.finish(source: "mqtt", status: 200, deliveries: deliveries) { record in
                 let topic = arrival.message.topic
-                var record = RequestLog.Record { $0.member("topic", topic) }
+                record = RequestLog.Record { $0.member("topic", topic) }
                 record.body = arrival.message.payload
                 record.touched(arrival.deviceID)
                 record.effect = report["effect"]?.stringValue
                 record.deliveries = deliveries
-                return record
             }
             lines += deliveries
             lines.append(report.compactText)

@@ -89,7 +89,7 @@ final class NetworkDoor {
         report.write(to: &output)
         output.append(0x0A)
         world.finish(source: report.network ?? "http", status: response.status, deliveries: deliveries) {
-            Self.record(of: request, report: report, response: response, deliveries: deliveries)
+            Self.fill(&$0, of: request, report: report, response: response, deliveries: deliveries)
         }
         return response
     }
@@ -107,11 +107,10 @@ final class NetworkDoor {
             ("effect", .string("the TLS handshake failed by \(rule); nothing delivered")),
             ("chaos", .string(met.id)),
         ])
-        world.finish(source: "tls", status: 0, deliveries: []) {
-            var record = RequestLog.Record { $0.member("host", serverName) }
+        world.finish(source: "tls", status: 0, deliveries: []) { record in
+            record = RequestLog.Record { $0.member("host", serverName) }
             record.effect = report["effect"]?.stringValue
             record.chaos = met.id
-            return record
         }
         return (false, [report.compactText])
     }
@@ -211,16 +210,16 @@ final class NetworkDoor {
 
     /// A network request as the log shows it: what was sent, what its report says and
     /// what it was answered.
-    static func record(of request: HTTPRequest, report: Report, response: HTTPResponse, deliveries: [String])
-        -> RequestLog.Record
-    {
-        var record = RequestLog.Record(request: .network(request))
+    static func fill(
+        _ record: inout RequestLog.Record, of request: HTTPRequest, report: Report, response: HTTPResponse,
+        deliveries: [String]
+    ) {
+        record.request = .network(request)
         if !request.body.isEmpty { record.body = request.body }
         report.note(in: &record)
         record.deliveries = deliveries
         record.exchange = .init(
             tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
-        return record
     }
 
     /// A service the front door answers for, by its host (front-door.md's table), or

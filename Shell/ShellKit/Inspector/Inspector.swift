@@ -223,13 +223,12 @@ final class Inspector {
     private func report(
         _ op: String, status: Int, effect: String, devices: [String] = [], deliveries: [String] = [], body: [UInt8] = []
     ) -> String {
-        world.finish(source: "api", status: status, deliveries: deliveries) {
-            var record = RequestLog.Record { $0.member("op", op) }
+        world.finish(source: "api", status: status, deliveries: deliveries) { record in
+            record = RequestLog.Record { $0.member("op", op) }
             if !body.isEmpty { record.body = body }
             record.devices = devices
             record.effect = effect
             record.deliveries = deliveries
-            return record
         }
         return Self.apiReport(op: .string(op), status: status, effect: effect)
     }

@@ -122,13 +122,12 @@ final class World {
 
     /// Ends a request from `source` (the log's name for its door): counts it, appends its
     /// log entry, and tells whoever waits on the log.
-    func finish(source: String, status: Int, deliveries: [String], _ record: () -> RequestLog.Record) {
+    func finish(source: String, status: Int, deliveries: [String], _ fill: (inout RequestLog.Record) -> Void) {
         let nanoseconds = Self.monotonicNanoseconds() &- requestStarted
         metrics.observe(source: source, seconds: Double(nanoseconds) / 1e9, deliveries: deliveries)
-        let seq = log.append(source: source, status: status, at: clock()) {
-            var made = record()
-            made.microseconds = Int64(nanoseconds / 1000)
-            return made
+        let seq = log.append(source: source, status: status, at: clock()) { record in
+            fill(&record)
+            record.microseconds = Int64(nanoseconds / 1000)
         }
         guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
         watchers.appended(entry, in: log)

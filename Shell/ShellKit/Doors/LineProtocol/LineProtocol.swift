@@ -60,8 +60,8 @@ final class LineProtocol {
     func run(line: [UInt8], source: String) -> (reply: JSONObject, deliveries: [String])? {
         if line.allSatisfy(JSONSpace.isSpace) { return nil }
         let (reply, deliveries, op) = execute(line: line)
-        world.finish(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) {
-            var record = RequestLog.Record { $0.member("op", op) }
+        world.finish(source: source, status: reply["ok"] == true ? 200 : 400, deliveries: deliveries) { record in
+            record = RequestLog.Record { $0.member("op", op) }
             record.body = line
             let touched = world.touchedIDs
             if touched.isEmpty, let id = reply["device"]?.stringValue {
@@ -74,7 +74,6 @@ final class LineProtocol {
             record.effect = reply["effect"]?.stringValue
             record.chaos = reply["chaos"]?.stringValue
             record.deliveries = deliveries
-            return record
         }
         return (reply, deliveries)
     }
