@@ -612,14 +612,14 @@ public final class Device: PushSystem {
     public func receive(apnsPayload payload: JSONObject, collapseID: String?) -> PushOutcome {
         // What the OS decides about the entry, should there be one: its buttons (PH-2) and
         // how it is presented (PH-8), said only when a level or a Focus had a say.
-        let name = payload["aps"]?["category"]?.stringValue
-        let level = payload["aps"]?["interruption-level"]?.stringValue
+        let aps = IOSNotification.APS(userInfo: payload)
+        let (name, level) = (aps.category, aps.interruptionLevel)
         let (category, focus) = state.withLock { state in
             (name.flatMap { name in state.categories.first { $0.id == name } }, state.focus)
         }
         let presentation = Self.presentation(level, focus: focus, capabilities: options.capabilities)
         var outcome = deliver(
-            apnsPayload: payload, collapseID: collapseID,
+            apnsPayload: payload, aps: aps, collapseID: collapseID,
             buttons: (category?.actions ?? []).map { TrayEntry.Button(action: $0) },
             presented: level == nil && !focus ? nil : presentation.way)
         guard outcome.trayID != nil else { return outcome }
@@ -670,14 +670,13 @@ public final class Device: PushSystem {
     }
 
     private func deliver(
-        apnsPayload payload: JSONObject, collapseID: String?, buttons: [TrayEntry.Button],
+        apnsPayload payload: JSONObject, aps: IOSNotification.APS, collapseID: String?, buttons: [TrayEntry.Button],
         presented: TrayEntry.Presentation?
     ) -> PushOutcome {
-        guard let aps = payload["aps"]?.objectValue else {
+        guard aps.present else {
             return PushOutcome(effect: "nothing: the payload has no aps, so iOS neither shows it nor wakes the app")
         }
-        let isAlert = IOSNotification.isAlert(userInfo: payload)
-        let wakes = IOSNotification.wakesApp(userInfo: payload)
+        let (isAlert, wakes) = (aps.isAlert, aps.wakesApp)
         guard isAlert || wakes else {
             return PushOutcome(
                 effect:
@@ -686,11 +685,11 @@ public final class Device: PushSystem {
         }
         let (app, allowed, process) = state.withLock { ($0.app, $0.authorization == .granted, $0.process) }
         // PH-5: the badge is set in any app state, when notifications are allowed.
-        if allowed, let badge = aps["badge"]?.integerValue, badge >= 0 {
+        if allowed, let badge = aps.badge?.integerValue, badge >= 0 {
             state.withLock { $0.badge = Int(clamping: badge) }
         }
         func show() -> PushOutcome.Posted {
-            let alert = aps["alert"]
+            let alert = aps.alert
             let title = alert?["title"]?.stringValue
             let body = alert?.stringValue ?? alert?["body"]?.stringValue
             return state.withLock {

@@ -56,8 +56,8 @@ final class APNsService {
 
     /// A push that only wakes the app (`content-available`, nothing to show).
     static func isBackgroundOnly(_ notification: APNsNotification) -> Bool {
-        IOSNotification.wakesApp(userInfo: notification.payload)
-            && !IOSNotification.isAlert(userInfo: notification.payload)
+        let aps = IOSNotification.APS(userInfo: notification.payload)
+        return aps.wakesApp && !aps.isAlert
     }
 
     /// PH-11: background pushes to an app in the background wake it at most N times per
