@@ -25,7 +25,7 @@ public struct RequestLog: Sendable {
             self.source = source
             self.status = status
             self.secretsShown = secretsShown
-            record = Record(request: .members { _ in })
+            record = .empty
         }
 
         public var devices: [String] { record.devices }
@@ -111,6 +111,9 @@ public struct RequestLog: Sendable {
         public init(request: Request) {
             self.request = request
         }
+
+        /// A record with nothing in it yet, for an entry to fill in place.
+        static var empty: Record { Record(request: .members { _ in }) }
 
         /// A record whose request's members `members` writes.
         public init(request members: @escaping @Sendable (inout JSONWriter) -> Void) {
@@ -292,7 +295,7 @@ public struct RequestLog: Sendable {
             kept.append(
                 Entry(
                     seq: seq, milliseconds: milliseconds, source: source, status: status,
-                    record: Record(request: .members { _ in }), secretsShown: showsSecrets))
+                    record: .empty, secretsShown: showsSecrets))
         } else {
             index = oldest
             kept[oldest].reuse(
