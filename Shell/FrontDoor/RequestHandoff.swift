@@ -150,19 +150,18 @@ final class RequestHandoff: @unchecked Sendable {
     /// keeps the answers held, under one lock a batch (a lock an answer was ~280
     /// instructions a push); a held answer's pieces then go to the transport.
     private func track(_ items: [Item], _ responses: [HTTPResponse]) {
-        let held = laters.withLock { laters -> [(index: Int, gone: Bool)] in
-            var held: [(index: Int, gone: Bool)] = []
+        let held = laters.withLock { laters -> [(later: HTTPLater, item: Int, gone: Bool)] in
+            var held: [(later: HTTPLater, item: Int, gone: Bool)] = []
             for index in items.indices {
                 let id = items[index].id
                 let gone = !laters.gone.isEmpty && laters.gone.remove(id) != nil
                 guard responses[index].fault == nil, let later = responses[index].later else { continue }
                 if !gone { laters.open[id] = later }
-                held.append((index, gone))
+                held.append((later, index, gone))
             }
             return held
         }
-        for (index, gone) in held {
-            guard let later = responses[index].later else { continue }
+        for (later, index, gone) in held {
             if gone {
                 later.markGone()
             } else {

@@ -48,7 +48,8 @@ final class APNsService {
         if target.isLowPower, notification.priority != 10 || notification.pushType == "background" {
             return (target, holdForLowPower(notification, on: target))
         }
-        if Self.isBackgroundOnly(notification), target.appState == .background {
+        // The app's state first: only a push to an app in the background needs its payload read here.
+        if target.appState == .background, Self.isBackgroundOnly(notification) {
             return (target, budgeted(notification, to: target))
         }
         return (target, hand(notification, to: target))
