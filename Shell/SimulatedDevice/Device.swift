@@ -986,23 +986,23 @@ public final class Device: PushSystem {
     /// What a push handed to the app's `callback` did, with `live` events subscribers, then
     /// " and " what the tray did (`posted`). The sentence is one of every push's report.
     static func received(_ live: Int, via callback: String, and posted: PushOutcome.Posted? = nil) -> String {
-        var text = Sentence()
-        if live == 0 {
-            text += callback
-            text += " ran with no events subscriber, so the received event was dropped"
-            text += " (received is never buffered, DEL-1)"
-        } else {
-            text += "delivered as received ("
-            text += callback
-            text += ") to "
-            text += live
-            text += live == 1 ? " subscriber" : " subscribers"
+        Sentence.text { text in
+            if live == 0 {
+                text += callback
+                text += " ran with no events subscriber, so the received event was dropped"
+                text += " (received is never buffered, DEL-1)"
+            } else {
+                text += "delivered as received ("
+                text += callback
+                text += ") to "
+                text += live
+                text += live == 1 ? " subscriber" : " subscribers"
+            }
+            if let posted {
+                text += " and "
+                posted.appendPhrase(to: &text)
+            }
         }
-        if let posted {
-            text += " and "
-            posted.appendPhrase(to: &text)
-        }
-        return text.text
     }
 }
 
@@ -1019,11 +1019,7 @@ extension PushOutcome {
         /// Posted on a channel the user turned off (PH-6).
         var blockedChannel: String?
 
-        var phrase: String {
-            var text = Sentence()
-            appendPhrase(to: &text)
-            return text.text
-        }
+        var phrase: String { Sentence.text { appendPhrase(to: &$0) } }
 
         func appendPhrase(to text: inout Sentence) {
             guard let id else {

@@ -2,26 +2,81 @@ import OrderedJSON
 
 /// A sentence written as UTF-8 into one buffer and made a `String` once. Every push's
 /// effect is written from a dozen pieces: `String`'s append cost some 400 instructions a
-/// piece (callgrind) and `[UInt8]`'s about 90, where a `ByteOutput` checks its room and
-/// copies.
+/// piece (callgrind) and `[UInt8]`'s about 90, where a sentence checks its room and
+/// copies. The room is on the stack (`Sentence.text(_:)`) and moves to the heap only for
+/// a sentence longer than it: a heap buffer made for every push's effect cost ~400.
 struct Sentence {
-    private var bytes: ByteOutput
+    private let room: UnsafeMutableBufferPointer<UInt8>
+    private var count = 0
+    /// The sentence once it outgrew `room`; everything is written here from then on.
+    private var spilled: ByteOutput?
 
-    init(capacity: Int = 256) { bytes = ByteOutput(capacity: capacity) }
+    /// Stack room for most sentences: an effect is some 100–200 bytes.
+    static let stackRoom = 512
+
+    private init(room: UnsafeMutableBufferPointer<UInt8>) { self.room = room }
+
+    /// The text `write` writes, in `stackRoom` bytes of the stack while it fits. The
+    /// sentence it is given lives only for the call.
+    static func text(stackRoom: Int = stackRoom, _ write: (inout Sentence) -> Void) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackRoom) { room in
+            var sentence = Sentence(room: room)
+            write(&sentence)
+            if let spilled = sentence.spilled {
+                return spilled.withBytes { String(decoding: $0, as: UTF8.self) }
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: room[..<sentence.count]), as: UTF8.self)
+        }
+    }
 
     /// Inlined where it is written: a piece is most often a literal, whose bytes are then
     /// appended at once, with no call to find them.
     @inline(__always)
     static func += (sentence: inout Sentence, text: String) {
-        if text.utf8.withContiguousStorageIfAvailable({ sentence.bytes.append($0) }) == nil {
-            sentence.bytes.append(utf8Of: text)
+        if text.utf8.withContiguousStorageIfAvailable({ sentence.append($0) }) == nil {
+            var text = text
+            text.withUTF8 { sentence.append($0) }
         }
     }
 
     /// Appends a whole number in decimal.
     static func += (sentence: inout Sentence, number: Int) {
-        sentence.bytes.appendDecimal(Int64(number))
+        let digits = DecimalDigits.count(UInt64(number.magnitude)) + (number < 0 ? 1 : 0)
+        sentence.write(digits) { text in
+            if number < 0 { text[0] = UInt8(ascii: "-") }
+            _ = DecimalDigits.write(UInt64(number.magnitude), into: text, endingAt: digits)
+        }
     }
 
-    var text: String { bytes.withBytes { String(decoding: $0, as: UTF8.self) } }
+    @inline(__always)
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        write(bytes.count) { text in
+            guard let from = bytes.baseAddress, let to = text.baseAddress else { return }
+            to.update(from: from, count: bytes.count)
+        }
+    }
+
+    /// Lets `fill` write exactly `length` bytes at the end.
+    @inline(__always)
+    private mutating func write(_ length: Int, _ fill: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+        if spilled == nil, room.count - count >= length {
+            fill(UnsafeMutableBufferPointer(rebasing: room[count..<(count + length)]))
+            count += length
+            return
+        }
+        spill(length, fill)
+    }
+
+    @inline(never)
+    private mutating func spill(_ length: Int, _ fill: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+        if spilled == nil {
+            var output = ByteOutput(capacity: 2 * Swift.max(room.count, length))
+            output.append(UnsafeBufferPointer(rebasing: room[..<count]))
+            spilled = output
+        }
+        spilled?.write(atMost: length) { at in
+            fill(UnsafeMutableBufferPointer(start: at, count: length))
+            return at + length
+        }
+    }
 }
