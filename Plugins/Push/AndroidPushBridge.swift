@@ -131,9 +131,11 @@ public struct AndroidPushBridge: Sendable {
         if plugin.system.isAppInForeground() { plugin.received(event: payload) }
         var stored = payload
         stored[PushEvent.reservedKey] = nil
-        let extras = JSONObject([
-            (Self.payloadExtra, .string(stored.compactText)), (Self.idExtra, .string(message.messageID)),
-        ])
+        // Two distinct keys, appended into room made for them: a list of pairs made an
+        // array to read and looked each key up (~0.3k instructions of every message).
+        var extras = JSONObject(capacity: 2)
+        extras.appendUnique(Self.payloadExtra, .string(stored.compactText))
+        extras.appendUnique(Self.idExtra, .string(message.messageID))
         plugin.system.post(
             TrayNotification(
                 title: message.notification?.title ?? message.data["title"]?.stringValue,

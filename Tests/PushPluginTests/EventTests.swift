@@ -128,6 +128,23 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         #expect(app.events() == [#"{"type":"a","title":"Hello","body":"there","mobiler_push":"opened"}"#])
     }
 
+    /// A posted notification's tap is known by its message's id, not by its payload: two
+    /// messages with the same data are two notifications, each opened once.
+    @Test func DEL_3_twoMessagesWithTheSameDataAreEachOpenedOnce() throws {
+        let app = try App(platform: .android)
+        try app.subscribe()
+        app.system.settings.withLock { $0.foreground = false }
+        for id in ["m1", "m2"] {
+            app.android.onMessageReceived(RemoteMessage(messageID: id, data: object(#"{"type":"ping"}"#)))
+        }
+        let posted = app.system.settings.withLock { $0.posted }
+        #expect(posted.map { $0.intentExtras[AndroidPushBridge.idExtra]?.stringValue } == ["m1", "m2"])
+        for notification in posted + posted {
+            app.android.onNewIntent(AndroidIntent(action: notification.intentAction, extras: notification.intentExtras))
+        }
+        #expect(app.events() == Array(repeating: #"{"type":"ping","mobiler_push":"opened"}"#, count: 2))
+    }
+
     @Test func DEL_3_aTapOnAnFCMDisplayedNotificationCarriesTheDataKeysOnly() throws {
         let app = try App(platform: .android)
         try app.subscribe()
