@@ -1,3 +1,4 @@
+import Foundation
 import HTTPMessage
 import OrderedJSON
 import Testing
@@ -11,6 +12,36 @@ struct RequestLogTests {
         #expect(RequestLog.timestamp(0) == "1970-01-01T00:00:00.000Z")
         #expect(RequestLog.timestamp(951_782_400_999) == "2000-02-29T00:00:00.999Z")
         #expect(RequestLog.timestamp(1_796_140_532_045) == "2026-12-01T15:55:32.045Z")
+    }
+
+    /// The date is arithmetic, not the C library's: it must agree with `gmtime_r` on every
+    /// day, the century and 400-year leap rules included, and on days before 1970.
+    @Test func timestampsAgreeWithTheCLibrarysCalendar() {
+        func expected(_ milliseconds: Int64) -> String {
+            var seconds = time_t(milliseconds.dividedRoundingDown(by: 1000))
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let millisecond = milliseconds - milliseconds.dividedRoundingDown(by: 1000) * 1000
+            return String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(millisecond))
+        }
+        let day: Int64 = 86_400_000
+        var random = SystemRandomNumberGenerator()
+        // Every day from 1899-12 to 2101-03 (1900 and 2100 are not leap years, 2000 is), and
+        // 10,000 days drawn from 1600 to 9999, each at a random time of day and at its last
+        // millisecond.
+        let everyDay = Int64(-25_598)..<Int64(47_541)
+        let drawn = (0..<10_000).map { _ in Int64.random(in: -135_140..<2_932_896, using: &random) }
+        for days in Array(everyDay) + drawn {
+            for milliseconds in [days * day + Int64.random(in: 0..<day, using: &random), (days + 1) * day - 1] {
+                let written = RequestLog.timestamp(milliseconds)
+                guard written == expected(milliseconds) else {
+                    Issue.record("\(milliseconds) ms: \(written), the C library says \(expected(milliseconds))")
+                    return
+                }
+            }
+        }
     }
 
     @Test func decimalsAreWrittenAsStringWritesThem() {
@@ -185,5 +216,12 @@ struct RequestLogTests {
             )
             #expect(writer.bytes == text.bytes, "round \(round)")
         }
+    }
+}
+
+extension Int64 {
+    fileprivate func dividedRoundingDown(by divisor: Int64) -> Int64 {
+        let (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? quotient - 1 : quotient
     }
 }
