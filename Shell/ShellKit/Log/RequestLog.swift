@@ -236,11 +236,20 @@ public struct RequestLog: Sendable {
             ByteWord.none(in: bytes) { $0.hasHighByte }
         }
 
+        /// `,"name":` (no comma first) in one write: three appends each checked the room
+        /// and the buffer's uniqueness again.
         mutating func key(_ name: StaticString) {
-            output.append(first ? "\"" : ",\"")
+            let comma = first ? 0 : 1
             first = false
-            output.append(name)
-            output.append(#"":"#)
+            let length = name.utf8CodeUnitCount
+            output.write(atMost: comma + length + 3) { at in
+                at.pointee = UInt8(ascii: ",")
+                at[comma] = UInt8(ascii: "\"")
+                (at + comma + 1).update(from: name.utf8Start, count: length)
+                at[comma + 1 + length] = UInt8(ascii: "\"")
+                at[comma + 2 + length] = UInt8(ascii: ":")
+                return at + comma + length + 3
+            }
         }
     }
 
