@@ -211,6 +211,10 @@ public struct RequestLog: Sendable {
                     // of an entry). Anything else goes as text.
                     if Self.isASCII(name) {
                         let secret = redacts && Redaction.isSecretHeader(name)
+                        // Most fields need no escape: `"name":"value"` in one write.
+                        if !secret, Self.isPlain(name), Self.isPlain(value) {
+                            return writePlain(name, value)
+                        }
                         if !secret, Self.isASCII(value) {
                             output.appendJSONString(utf8: name)
                             output.append(UInt8(ascii: ":"))
@@ -234,6 +238,27 @@ public struct RequestLog: Sendable {
         /// Eight bytes at a time: every field of every entry a stream shows is asked.
         private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             ByteWord.none(in: bytes) { $0.hasHighByte }
+        }
+
+        /// ASCII that a JSON string holds as it is: no quote, backslash or control byte.
+        private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            ByteWord.none(in: bytes) { $0.hasHighByte || $0.needsEscape }
+        }
+
+        /// `"name":"value"` of two plain texts, in one write.
+        private mutating func writePlain(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
+            output.write(atMost: name.count + value.count + 5) { at in
+                at.pointee = UInt8(ascii: "\"")
+                var end = at + 1
+                if let base = name.baseAddress { end.update(from: base, count: name.count) }
+                end += name.count
+                (end[0], end[1], end[2]) = (UInt8(ascii: "\""), UInt8(ascii: ":"), UInt8(ascii: "\""))
+                end += 3
+                if let base = value.baseAddress { end.update(from: base, count: value.count) }
+                end += value.count
+                end.pointee = UInt8(ascii: "\"")
+                return end + 1
+            }
         }
 
         /// `,"name":` (no comma first) in one write: three appends each checked the room
