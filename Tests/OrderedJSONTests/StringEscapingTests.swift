@@ -29,7 +29,9 @@ struct StringEscapingTests {
         for byte in UInt8(0)..<0x80 {
             for length in 1...19 {
                 for offset in 0..<length {
-                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    // Letters that differ from place to place, so that a byte written in
+                    // the wrong place shows.
+                    var bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
                     bytes[offset] = byte
                     let text = String(decoding: bytes, as: UTF8.self)
                     var written: [UInt8] = []
