@@ -270,6 +270,10 @@ import Testing
         let made = try devices(shell, 2)
         #expect(try push(shell, made[0].token).hasPrefix("HTTP/2 200"))
         #expect(try push(shell, "00").hasPrefix("HTTP/2 400"))
+        // The notification tapped: an `opened` delivery beside the `received` one.
+        let tap = try call(
+            shell, "POST", "/api/v1/requests", json: #"{"op":"tap","device":"\#(made[0].id)","which":"newest"}"#)
+        #expect(tap.text.contains(#""mobiler_push\":\"opened\""#), "\(tap.text)")
         let metrics = try call(shell, "GET", "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.text.contains(#"cx_requests_total{source="apns",status="200"} 1"#), "\(metrics.text)")
@@ -278,7 +282,12 @@ import Testing
         #expect(metrics.text.contains(#"cx_request_duration_seconds_count{source="apns"} 2"#))
         #expect(metrics.text.contains(#"cx_request_duration_seconds_bucket{source="apns",le="+Inf"} 2"#))
         #expect(metrics.text.contains("# TYPE cx_request_duration_seconds histogram"))
-        #expect(metrics.text.contains(#"cx_deliveries_total{kind="received"} 1"#), "\(metrics.text)")
+        let deliveries = metrics.text.split(separator: "\n").filter { $0.hasPrefix("cx_deliveries_total{") }
+        #expect(
+            deliveries == [
+                #"cx_deliveries_total{kind="opened"} 1"#, #"cx_deliveries_total{kind="other"} 0"#,
+                #"cx_deliveries_total{kind="received"} 1"#, #"cx_deliveries_total{kind="token_refresh"} 0"#,
+            ], "\(metrics.text)")
         #expect(metrics.text.contains("\ncx_connections "))
         #expect(shell.stop() == 0)
     }
