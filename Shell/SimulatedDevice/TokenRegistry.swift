@@ -47,8 +47,9 @@ public final class TokenRegistry: Sendable {
     /// is made. `Hasher` is handed that word, and keys whose words differ are told apart
     /// by them before their text is compared: SipHash over all of an FCM token's 163
     /// bytes was ~900 instructions of every message's lookup. The fold is not keyed, so
-    /// keys chosen to collide would pile up; but only the world mints tokens (a state
-    /// file gives back what it minted), never a request.
+    /// keys chosen to collide would share a bucket: a push names a token but never adds
+    /// one, and tokens come only from the world and from a state document (`--state`,
+    /// `POST /api/v1/snapshot`), which whoever writes it already controls the world by.
     struct Key: Hashable {
         let text: String
         let folded: UInt64
