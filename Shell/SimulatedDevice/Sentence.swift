@@ -41,42 +41,40 @@ struct Sentence {
 
     /// Appends a whole number in decimal.
     static func += (sentence: inout Sentence, number: Int) {
-        let digits = DecimalDigits.count(UInt64(number.magnitude)) + (number < 0 ? 1 : 0)
-        sentence.write(digits) { text in
-            if number < 0 { text[0] = UInt8(ascii: "-") }
-            _ = DecimalDigits.write(UInt64(number.magnitude), into: text, endingAt: digits)
-        }
+        sentence.write(atMost: JSON.decimalBytes) { JSON.writeDecimal(Int64(number), into: $0) }
     }
 
     @inline(__always)
     private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-        write(bytes.count) { text in
-            guard let from = bytes.baseAddress, let to = text.baseAddress else { return }
-            to.update(from: from, count: bytes.count)
+        write(atMost: bytes.count) { at in
+            guard let from = bytes.baseAddress else { return at }
+            at.update(from: from, count: bytes.count)
+            return at + bytes.count
         }
     }
 
-    /// Lets `fill` write exactly `length` bytes at the end.
+    /// Lets `write` write at most `most` bytes at the end, from the pointer it is given to
+    /// the one it returns, as `ByteOutput.write(atMost:_:)` does.
     @inline(__always)
-    private mutating func write(_ length: Int, _ fill: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
-        if spilled == nil, room.count - count >= length {
-            fill(UnsafeMutableBufferPointer(rebasing: room[count..<(count + length)]))
-            count += length
+    private mutating func write(
+        atMost most: Int, _ write: (UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    ) {
+        if spilled == nil, room.count - count >= most, let base = room.baseAddress {
+            count = write(base + count) - base
             return
         }
-        spill(length, fill)
+        spill(atMost: most, write)
     }
 
     @inline(never)
-    private mutating func spill(_ length: Int, _ fill: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+    private mutating func spill(
+        atMost most: Int, _ write: (UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    ) {
         if spilled == nil {
-            var output = ByteOutput(capacity: 2 * Swift.max(room.count, length))
+            var output = ByteOutput(capacity: 2 * Swift.max(room.count, most))
             output.append(UnsafeBufferPointer(rebasing: room[..<count]))
             spilled = output
         }
-        spilled?.write(atMost: length) { at in
-            fill(UnsafeMutableBufferPointer(start: at, count: length))
-            return at + length
-        }
+        spilled?.write(atMost: most, write)
     }
 }

@@ -120,10 +120,11 @@ extension JSON {
     }
 
     /// The most bytes a decimal `Int64` takes: a sign and 19 digits, or 20 digits unsigned.
-    static let decimalBytes = 21
+    public static let decimalBytes = 21
 
     /// Writes `value` in decimal at `at` (room for `decimalBytes`); returns the end.
-    static func writeDecimal(_ value: Int64, into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    public static func writeDecimal(_ value: Int64, into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    {
         var start = at
         if value < 0 {
             start.pointee = UInt8(ascii: "-")
