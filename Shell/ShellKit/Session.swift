@@ -57,6 +57,16 @@ public final class Session {
         return deliveries + [reply.compactText]
     }
 
+    /// Handles one request line as `handle(line:source:)` does, appending the lines it
+    /// writes to `output`, each ended by a newline: the reply goes in as bytes, with no
+    /// `String` and no array made of the lines (`serve` writes a line's lines at once).
+    public func handle(line: [UInt8], source: String = "line", writingLinesTo output: inout ByteOutput) {
+        guard let (reply, deliveries) = lines.run(line: line, source: source) else { return }
+        Self.appendLines(deliveries, to: &output)
+        reply.write(to: &output)
+        output.append(0x0A)
+    }
+
     /// Handles one request line given as any bytes; see `handle(line:)`. The line
     /// protocol itself reads an array: a generic path through it would reach every
     /// byte through the collection's witnesses, and cost more than this one copy.

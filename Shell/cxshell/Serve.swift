@@ -259,8 +259,8 @@ enum Serve {
             // One write per request keeps a driver that waits for the reply from waiting
             // on a buffer, without a system call per line.
             world.withLock { world in
+                world.session.handle(line: line, writingLinesTo: &world.pending)
                 world.flush()
-                writeLines(world.session.handle(line: line))
             }
         }
         // A service driven over HTTP goes on until a signal ends it.

@@ -116,17 +116,51 @@ import Testing
         }
     }
 
+    /// `serve` has each line's lines written as bytes into its output; they must be, byte
+    /// for byte, the lines `handle(line:)` gives as text, over every kind of reply: refusals,
+    /// deliveries before their reply, escapes and characters past ASCII in what is echoed.
+    @Test func linesWrittenAsBytesAreTheLinesGivenAsText() {
+        let requests = [
+            #"{"op":"device","platform":"ios","id":"é \"quoted\" \u0001"}"#,
+            #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#,
+            #"{"op":"subscribe","key":"k","plugin":"push","stream":"events"}"#,
+            #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body":{"aps":{"alert":"ü\n\"x\" 👋"},"n":1.50}}"#,
+            #"{"op":"apns","headers":{"apns-topic":"com.example.app"},"body_text":"{\"aps\":{\"alert\":\"t\"}}"}"#,
+            #"{"op":"tap","which":"newest"}"#,
+            #"{"op":"tap","which":"newest"}"#,
+            #"{"op":"device","platform":"android"}"#,
+            #"{"op":"launch"}"#,
+            #"{"op":"call","plugin":"push","method":"register"}"#,
+            #"{"op":"fcm","message":{"notification":{"title":"\u00e9","body":"b"},"data":{"k":"v\t"}}}"#,
+            #"{"op":"nope"}"#, "{", "   ", "[1,2]", #"{"op":"apns","body":{}}"#,
+        ]
+        let asText = Session()
+        let asBytes = Session()
+        for request in requests {
+            let text = asText.handle(line: Array(request.utf8)).map { $0 + "\n" }.joined()
+            var output = ByteOutput()
+            asBytes.handle(line: Array(request.utf8), writingLinesTo: &output)
+            let bytes = output.withBytes { String(decoding: $0, as: UTF8.self) }
+            #expect(normalized(bytes) == normalized(text), "\(request)")
+            #expect(request.allSatisfy(\.isWhitespace) || !text.isEmpty)
+        }
+    }
+
     /// The transcript with tokens, apns-ids and FCM message ids replaced by placeholders.
     func normalized(_ run: ScenarioRun) -> [String] {
+        run.exchanges.flatMap { [$0.request] + $0.output }.map(normalized)
+    }
+
+    /// `line` with tokens, apns-ids and FCM message ids replaced by placeholders.
+    func normalized(_ line: String) -> String {
         let patterns = [
             "[0-9a-f]{64}", "[A-Za-z0-9_-]{22}:APA91b[A-Za-z0-9_-]{134}",
             "[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}", "0:[0-9]+%[A-Za-z0-9_-]{8}",
             #""fid":"[A-Za-z0-9_-]{22}""#,
         ]
-        return run.exchanges.flatMap { [$0.request] + $0.output }.map { line in
-            patterns.reduce(line) { text, pattern in
-                text.replacingOccurrences(of: pattern, with: "<generated>", options: .regularExpression)
-            }
+        return patterns.reduce(line) { text, pattern in
+            text.replacingOccurrences(of: pattern, with: "<generated>", options: .regularExpression)
         }
     }
 }
