@@ -51,13 +51,23 @@ public struct ByteWord {
     /// The three tests' flags are joined before the one branch: asked for every word of
     /// every string written or parsed, three branches cost half as much again.
     @inlinable
-    public var needsEscape: Bool {
+    public var needsEscape: Bool { escapeFlags != 0 }
+
+    /// The place (0 to 7, in memory order) of the first byte a JSON string escapes, or 8
+    /// when none does. Exact, though the flags are not past the first: a borrow runs
+    /// only toward higher bytes, which a little-endian load (x86-64, arm64) puts later.
+    @inlinable
+    public var firstEscapeOffset: Int { escapeFlags.trailingZeroBitCount >> 3 }
+
+    /// The top bit of every byte below 0x20, `"` or `\`, and maybe of bytes after one.
+    @inlinable
+    var escapeFlags: UInt64 {
         let quotes = bits ^ (Self.ones &* UInt64(UInt8(ascii: "\"")))
         let backslashes = bits ^ (Self.ones &* UInt64(UInt8(ascii: "\\")))
         let below = (bits &- Self.ones &* 0x20) & ~bits
         let quote = (quotes &- Self.ones) & ~quotes
         let backslash = (backslashes &- Self.ones) & ~backslashes
-        return (below | quote | backslash) & Self.highs != 0
+        return (below | quote | backslash) & Self.highs
     }
 
     /// Every byte is printable ASCII (0x20 to 0x7E) other than `"` and `\`: a string's text

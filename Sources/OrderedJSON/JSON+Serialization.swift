@@ -168,12 +168,23 @@ extension JSON {
         withBytes(of: value) { serializedSize(of: $0) }
     }
 
+    /// A word at a time, as `writeString(utf8:into:)` writes: a fresh search after each
+    /// escape (its tail copied into a padded word) cost ~30 instructions an escape.
     static func serializedSize(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var size = bytes.count + 2
-        var index = firstEscape(in: bytes, from: 0)
+        guard let base = bytes.baseAddress else { return size }
+        var index = 0
+        while bytes.count - index >= 8 {
+            let plain = ByteWord(at: base + index).firstEscapeOffset
+            index &+= plain
+            if plain < 8 {
+                size += escapeLength(base[index])
+                index &+= 1
+            }
+        }
         while index < bytes.count {
-            size += escapeLength(bytes[index])
-            index = firstEscape(in: bytes, from: index + 1)
+            size += escapeLength(base[index])
+            index &+= 1
         }
         return size
     }
@@ -182,10 +193,13 @@ extension JSON {
         withBytes(of: value) { writeString(utf8: $0, into: at) }
     }
 
-    /// Writes in one pass: eight bytes copied as a word while none needs escaping, and
-    /// the word that has one (or the tail) byte by byte. A run copied with `memcpy` and a
-    /// fresh search after each escape cost ~100 instructions an escape, and a push's body
-    /// shown in the log is quotes every few bytes.
+    /// Writes in one pass, a word at a time: each word of eight bytes is stored whole,
+    /// and when one of them needs escaping the output moves on only to it, its escape is
+    /// written, and the next word starts past it. A run copied with `memcpy` and a fresh
+    /// search after each escape cost ~100 instructions an escape, and byte by byte the
+    /// word that had one ~10 a byte; a push's event, a stream item's `output`, is quotes
+    /// every few bytes. Storing a whole word needs room for eight bytes at `end`: there is,
+    /// since eight bytes are left to write, each taking a byte or more.
     static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into at: UnsafeMutablePointer<UInt8>)
         -> UnsafeMutablePointer<UInt8>
     {
@@ -198,31 +212,31 @@ extension JSON {
         }
         let count = bytes.count
         var index = 0
-        while index < count {
-            while count - index >= 8 {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                if ByteWord(word).needsEscape { break }
-                UnsafeMutableRawPointer(end).storeBytes(of: word, as: UInt64.self)
-                index &+= 8
-                end += 8
-            }
-            // A tail shorter than a word goes as the string's last word, when that word
-            // needs no escape: the bytes it shares with the tail's predecessors were then
-            // written as they are, just before `end`, and are written again the same.
-            // Byte by byte it was ~10 instructions a byte.
-            if count - index < 8, count >= 8 {
-                let last = UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self)
-                if !ByteWord(last).needsEscape {
-                    UnsafeMutableRawPointer(end - (8 - (count - index))).storeBytes(of: last, as: UInt64.self)
-                    end += count - index
-                    break
-                }
-            }
-            let stop = Swift.min(index + 8, count)
-            while index < stop {
+        while count - index >= 8 {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            UnsafeMutableRawPointer(end).storeBytes(of: word, as: UInt64.self)
+            let plain = ByteWord(word).firstEscapeOffset
+            index &+= plain
+            end += plain
+            if plain < 8 {
                 end = writeEscaped(base[index], into: end)
                 index &+= 1
             }
+        }
+        // A tail shorter than a word goes as the string's last word, when that word needs
+        // no escape: the bytes it shares with the tail's predecessors were then written as
+        // they are, just before `end`, and are written again the same.
+        if index < count, count >= 8 {
+            let last = UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self)
+            if !ByteWord(last).needsEscape {
+                UnsafeMutableRawPointer(end - (8 - (count - index))).storeBytes(of: last, as: UInt64.self)
+                end += count - index
+                index = count
+            }
+        }
+        while index < count {
+            end = writeEscaped(base[index], into: end)
+            index &+= 1
         }
         end.pointee = UInt8(ascii: "\"")
         return end + 1

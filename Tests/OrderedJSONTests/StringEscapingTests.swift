@@ -51,13 +51,40 @@ struct StringEscapingTests {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200_000 {
             var word: UInt64 = 0
-            var expected = false
+            var first = 8
             for place in 0..<8 {
                 let byte = interesting.randomElement(using: &generator)!
-                expected = expected || byte < 0x20 || byte == 0x22 || byte == 0x5C
+                if first == 8, byte < 0x20 || byte == 0x22 || byte == 0x5C { first = place }
                 word |= UInt64(byte) << (place * 8)
             }
-            #expect(ByteWord(word).needsEscape == expected, "word \(String(word, radix: 16))")
+            #expect(ByteWord(word).needsEscape == (first < 8), "word \(String(word, radix: 16))")
+            // The writer moves on to the first byte it flags: that one must be exact.
+            #expect(ByteWord(word).firstEscapeOffset == first, "word \(String(word, radix: 16))")
+        }
+    }
+
+    /// Strings where escapes come close together, several in a word and across words'
+    /// edges, with characters past ASCII among them: as the rule writes them, through
+    /// both ways in (an array, a byte output).
+    @Test func stringsDenseWithEscapesAreWrittenAsTheRuleSays() {
+        let pieces = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "a", "b", "c", "xyz", " ", "é", "👋", "\u{7F}", "{", ":"]
+        var state: UInt64 = 0x5EED  // SplitMix64: replayable
+        func next() -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
+        }
+        for _ in 0..<20_000 {
+            let text = (0..<(next() % 40)).map { _ in pieces[next() % pieces.count] }.joined()
+            var written: [UInt8] = []
+            JSON.writeString(text, to: &written)
+            #expect(written == Self.reference(text), "\(Array(text.utf8))")
+            var output = ByteOutput()
+            output.appendJSONString(text)
+            #expect(output.bytes == written, "\(Array(text.utf8))")
+            #expect(JSON.serializedSize(of: text) == written.count)
         }
     }
 
