@@ -64,6 +64,53 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
         }
     }
 
+    /// Makes the fields `pack(into:)` wrote, `count` of them, from `packed` (which starts
+    /// where that began): one allocation and one copy of their bytes.
+    public init(count: Int, packed: UnsafeRawPointer) {
+        var byteCount = 0
+        for index in 0..<count {
+            byteCount +=
+                Int(packed.loadUnaligned(fromByteOffset: 8 * index, as: UInt32.self))
+                + Int(packed.loadUnaligned(fromByteOffset: 8 * index + 4, as: UInt32.self))
+        }
+        endIndex = count
+        storage = Storage.make(count: count, byteCount: byteCount) { fields, bytes in
+            var offset = 0
+            for index in 0..<count {
+                let name = Int(packed.loadUnaligned(fromByteOffset: 8 * index, as: UInt32.self))
+                let value = Int(packed.loadUnaligned(fromByteOffset: 8 * index + 4, as: UInt32.self))
+                fields[index] = Field(start: offset, nameCount: name, valueCount: value)
+                offset += name + value
+            }
+            UnsafeMutableRawPointer(bytes).copyMemory(from: packed + 8 * count, byteCount: byteCount)
+        }
+    }
+
+    /// The bytes `pack(into:)` writes: each field's two lengths, then every name and value.
+    public var packedSize: Int { read { fields, _ in 8 * endIndex + byteCount(fields) } }
+
+    /// Writes the fields at `at` as `init(count:packed:)` reads them: each field's name
+    /// and value lengths (32 bits each, in the machine's order), then their bytes in one
+    /// copy, as they lie here. Returns where it ended. A log entry keeps its request so.
+    public func pack(into at: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        read { fields, bytes in
+            for index in 0..<endIndex {
+                at.storeBytes(of: UInt32(fields[index].nameCount), toByteOffset: 8 * index, as: UInt32.self)
+                at.storeBytes(of: UInt32(fields[index].valueCount), toByteOffset: 8 * index + 4, as: UInt32.self)
+            }
+            let count = byteCount(fields)
+            (at + 8 * endIndex).copyMemory(from: UnsafeRawPointer(bytes), byteCount: count)
+            return at + 8 * endIndex + count
+        }
+    }
+
+    /// The names' and values' bytes in all: they lie one after another, in order.
+    private func byteCount(_ fields: UnsafePointer<Field>) -> Int {
+        guard endIndex > 0 else { return 0 }
+        let last = fields[endIndex - 1]
+        return last.start + last.nameCount + last.valueCount
+    }
+
     public var startIndex: Int { 0 }
 
     public subscript(position: Int) -> Element {

@@ -45,7 +45,7 @@ enum HARExport {
             ("queryString", .array(query(of: path))), ("headersSize", -1),
             ("bodySize", .integer(Int64(record.body?.count ?? 0))),
         ])
-        if let body = entry.shownBody {
+        if let body = entry.shown(record.body) {
             let type = requestHeaders.first { $0["name"]?.stringValue?.lowercased() == "content-type" }
             requestObject["postData"] = .object(
                 JSONObject([

@@ -14,9 +14,24 @@ public struct RequestLog: Sendable {
         public private(set) var milliseconds: Int64
         public private(set) var source: String
         public private(set) var status: Int
-        var record: Record
+        /// The record as filled, but for what `packed` holds.
+        fileprivate var filled: Record
+        /// The request's fields, body and answer, in bytes the entry owns.
+        private var packed = PackedRecord()
         /// Whether the entry shows its secrets whole (`--log-secrets`), or redacted.
         private(set) var secretsShown: Bool
+
+        init(seq: Int64, milliseconds: Int64, source: String, status: Int, secretsShown: Bool) {
+            self.seq = seq
+            self.milliseconds = milliseconds
+            self.source = source
+            self.status = status
+            self.secretsShown = secretsShown
+            filled = .empty
+        }
+
+        /// The record as it was filled, made whole again from its packed bytes.
+        var record: Record { packed.restore(into: filled) }
 
         /// Makes this entry a new one, its record empty, in the place of the one it was.
         mutating func reuse(seq: Int64, milliseconds: Int64, source: String, status: Int, secretsShown: Bool) {
@@ -25,13 +40,17 @@ public struct RequestLog: Sendable {
             self.source = source
             self.status = status
             self.secretsShown = secretsShown
-            record = .empty
+            filled = .empty
+            packed.clear()
         }
 
-        public var devices: [String] { record.devices }
+        /// Packs what the record borrowed from its request, once it is filled.
+        fileprivate mutating func pack() { packed.take(from: &filled) }
+
+        public var devices: [String] { filled.devices }
 
         /// Whether the request touched `device`.
-        public func touches(_ device: String) -> Bool { record.touches(device) }
+        public func touches(_ device: String) -> Bool { filled.touches(device) }
 
         /// The entry as JSON text, its request body cut at `shownBodyBytes`.
         public var summary: String { RequestLog.render(self, whole: false) }
@@ -41,16 +60,18 @@ public struct RequestLog: Sendable {
         /// Text a `q` filter looks in: the request, the reason or error, the effect, with
         /// secrets redacted as every read shows them (a search cannot find a secret).
         var searchable: String {
-            [
+            let record = record
+            return [
                 String(decoding: record.requestJSON(body: nil, redacted: !secretsShown), as: UTF8.self),
-                shownBody.map { String(decoding: $0, as: UTF8.self) } ?? "",
+                shown(record.body).map { String(decoding: $0, as: UTF8.self) } ?? "",
                 record.reason ?? "", record.error ?? "", record.effect ?? "",
             ].joined(separator: "\n")
         }
 
-        /// The body as every read shows it: its secrets redacted unless they are shown.
-        var shownBody: [UInt8]? {
-            guard let body = record.body else { return nil }
+        /// `body` (the record's, made whole by the caller) as every read shows it: its
+        /// secrets redacted unless they are shown.
+        func shown(_ body: [UInt8]?) -> [UInt8]? {
+            guard let body else { return nil }
             return secretsShown ? body : Redaction.body(body)
         }
     }
@@ -313,32 +334,50 @@ public struct RequestLog: Sendable {
     public mutating func append(
         source: String, status: Int, at milliseconds: Int64, _ fill: (inout Record) -> Void
     ) -> Int64 {
+        let seq = nextSeq
+        guard let index = place(source: source, status: status, at: milliseconds) else { return seq }
+        fill(&kept[index].filled)
+        kept[index].pack()
+        return seq
+    }
+
+    /// Appends as `append(source:status:at:_:)` does, and hands back the entry, for a
+    /// reader that renders it at once (a stream). The entry keeps what it borrowed from
+    /// its request as it came, unpacked: the reader would make it whole again at once, and
+    /// packing and unpacking it cost a streamed push more than its cold free (`cxbench
+    /// logcost`). Nil when the log keeps no entries.
+    mutating func appendHandingEntry(
+        source: String, status: Int, at milliseconds: Int64, _ fill: (inout Record) -> Void
+    ) -> Entry? {
+        guard let index = place(source: source, status: status, at: milliseconds) else { return nil }
+        fill(&kept[index].filled)
+        return kept[index]
+    }
+
+    /// Counts a request and gives its seq an entry with an empty record, made where it is
+    /// kept; its place in `kept`, or nil when the log keeps no entries.
+    private mutating func place(source: String, status: Int, at milliseconds: Int64) -> Int? {
         counts[source, default: [:]][status, default: 0] += 1
         let seq = nextSeq
         nextSeq += 1
         guard max > 0 else {
             dropped += 1
-            return seq
+            return nil
         }
         // Made where it is kept, and its record filled there: a record returned and
         // stored, or an entry made and stored, was copied and the original destroyed
         // (~0.8k and ~0.5k instructions a push).
-        let index: Int
         if kept.count < max {
-            index = kept.count
             kept.append(
-                Entry(
-                    seq: seq, milliseconds: milliseconds, source: source, status: status,
-                    record: .empty, secretsShown: showsSecrets))
-        } else {
-            index = oldest
-            kept[oldest].reuse(
-                seq: seq, milliseconds: milliseconds, source: source, status: status, secretsShown: showsSecrets)
-            oldest = (oldest + 1) % max
-            dropped += 1
+                Entry(seq: seq, milliseconds: milliseconds, source: source, status: status, secretsShown: showsSecrets))
+            return kept.count - 1
         }
-        fill(&kept[index].record)
-        return seq
+        let index = oldest
+        kept[oldest].reuse(
+            seq: seq, milliseconds: milliseconds, source: source, status: status, secretsShown: showsSecrets)
+        oldest = (oldest + 1) % max
+        dropped += 1
+        return index
     }
 
     /// Forgets every entry; `seq` goes on from where it was.
@@ -416,14 +455,20 @@ public struct RequestLog: Sendable {
         var out = ByteOutput(
             capacity: 512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
         var memo = Redaction.Memo()
-        render(entry, whole: whole, into: &out, memo: &memo)
+        render(entry, record, whole: whole, into: &out, memo: &memo)
         return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The entry's JSON, written straight into bytes: a stream renders one per request,
     /// keeping `memo` from one to the next.
     static func render(_ entry: Entry, whole: Bool, into out: inout ByteOutput, memo: inout Redaction.Memo) {
-        let record = entry.record
+        render(entry, entry.record, whole: whole, into: &out, memo: &memo)
+    }
+
+    /// `render(_:whole:into:memo:)` of an entry whose record the caller has made whole.
+    private static func render(
+        _ entry: Entry, _ record: Record, whole: Bool, into out: inout ByteOutput, memo: inout Redaction.Memo
+    ) {
         func member(_ key: StaticString, _ value: String?) {
             guard let value else { return }
             out.append(key)
@@ -448,7 +493,7 @@ public struct RequestLog: Sendable {
         }
         var truncated = false
         var shown: String?
-        if let bytes = entry.shownBody {
+        if let bytes = entry.shown(record.body) {
             let body = String(decoding: bytes, as: UTF8.self)
             shown = whole ? body : Self.prefix(body, bytes: shownBodyBytes)
             truncated = shown!.utf8.count < body.utf8.count

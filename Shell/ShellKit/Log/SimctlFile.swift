@@ -9,7 +9,7 @@ enum SimctlFile {
     static func make(_ entry: RequestLog.Entry) -> Result<[UInt8], Refusal> {
         let record = entry.record
         let request = (try? JSON.parse(record.requestJSON(body: nil, redacted: !entry.secretsShown))) ?? .null
-        let body = entry.shownBody.flatMap { try? JSON.parse($0) }
+        let body = entry.shown(record.body).flatMap { try? JSON.parse($0) }
         let topic: String?
         let payload: JSONObject?
         if request["method"] != nil {

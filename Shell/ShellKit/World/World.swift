@@ -140,12 +140,19 @@ final class World {
     func finish(source: String, status: Int, deliveries: [String], _ fill: (inout RequestLog.Record) -> Void) {
         let nanoseconds = Self.monotonicNanoseconds() &- requestStarted
         metrics.observe(source: source, seconds: Double(nanoseconds) / 1e9, deliveries: deliveries)
-        let seq = log.append(source: source, status: status, at: clock()) { record in
+        guard !watchers.isEmpty else {
+            log.append(source: source, status: status, at: clock()) { record in
+                fill(&record)
+                record.microseconds = Int64(nanoseconds / 1000)
+            }
+            return
+        }
+        // The watchers render the entry at once: handed over as it was filled, unpacked.
+        let entry = log.appendHandingEntry(source: source, status: status, at: clock()) { record in
             fill(&record)
             record.microseconds = Int64(nanoseconds / 1000)
         }
-        guard !watchers.isEmpty, let entry = log.entry(seq) else { return }
-        watchers.appended(entry, in: log)
+        if let entry { watchers.appended(entry, in: log) }
     }
 
     // MARK: Chaos
