@@ -214,12 +214,9 @@ final class NetworkDoor {
         _ record: inout RequestLog.Record, of request: HTTPRequest, report: Report, response: HTTPResponse,
         deliveries: [String]
     ) {
-        record.request = .network(request)
-        if !request.body.isEmpty { record.body = request.body }
+        record.keep(network: request, answer: response)
         report.note(in: &record)
         record.deliveries = deliveries
-        record.exchange = .init(
-            tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
     }
 
     /// A service the front door answers for, by its host (front-door.md's table), or

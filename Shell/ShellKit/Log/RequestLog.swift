@@ -14,10 +14,8 @@ public struct RequestLog: Sendable {
         public private(set) var milliseconds: Int64
         public private(set) var source: String
         public private(set) var status: Int
-        /// The record as filled, but for what `packed` holds.
+        /// The record as filled, but for what its `packed` bytes hold.
         fileprivate var filled: Record
-        /// The request's fields, body and answer, in bytes the entry owns.
-        private var packed = PackedRecord()
         /// Whether the entry shows its secrets whole (`--log-secrets`), or redacted.
         private(set) var secretsShown: Bool
 
@@ -31,7 +29,7 @@ public struct RequestLog: Sendable {
         }
 
         /// The record as it was filled, made whole again from its packed bytes.
-        var record: Record { packed.restore(into: filled) }
+        var record: Record { filled.packed.restore(into: filled) }
 
         /// Makes this entry a new one, its record empty, in the place of the one it was.
         mutating func reuse(seq: Int64, milliseconds: Int64, source: String, status: Int, secretsShown: Bool) {
@@ -40,12 +38,13 @@ public struct RequestLog: Sendable {
             self.source = source
             self.status = status
             self.secretsShown = secretsShown
+            // The packed bytes stay, for the next record to write over.
+            var packed = PackedRecord()
+            swap(&packed, &filled.packed)
             filled = .empty
             packed.clear()
+            swap(&packed, &filled.packed)
         }
-
-        /// Packs what the record borrowed from its request, once it is filled.
-        fileprivate mutating func pack() { packed.take(from: &filled) }
 
         public var devices: [String] { filled.devices }
 
@@ -97,6 +96,9 @@ public struct RequestLog: Sendable {
         /// The devices the request touched. A push touches one, kept with no array made
         /// for it: an entry is made per request.
         fileprivate var reached = Reached.none
+        /// What the record keeps as bytes of its own rather than as the request's values
+        /// (`PackedRecord`); `RequestLog.Entry.record` puts them back.
+        var packed = PackedRecord()
 
         fileprivate enum Reached {
             case none
@@ -152,6 +154,22 @@ public struct RequestLog: Sendable {
             }
             set { reached = newValue.count == 1 ? .one(newValue[0]) : newValue.isEmpty ? .none : .many(newValue) }
         }
+
+        /// Keeps a request that came over the network, its body and its answer, packed
+        /// into the record's own bytes as they are read; the record's `request`, `body` and
+        /// `exchange` read them back only on an entry read from the log.
+        public mutating func keep(network request: HTTPRequest, answer response: HTTPResponse) {
+            guard keepsUnpacked else { return packed.take(network: request, answer: response) }
+            self.request = .network(request)
+            if !request.body.isEmpty { body = request.body }
+            exchange = .init(
+                tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
+        }
+
+        /// Whether `keep(network:answer:)` keeps the request as it is: for an entry a
+        /// stream renders at once, where packing it and making it whole again cost more
+        /// than the cold free it saves (`cxbench instructions`, a push streamed).
+        fileprivate var keepsUnpacked = false
 
         /// Records that the request touched `device` alone.
         public mutating func touched(_ device: String) { reached = .one(device) }
@@ -337,7 +355,6 @@ public struct RequestLog: Sendable {
         let seq = nextSeq
         guard let index = place(source: source, status: status, at: milliseconds) else { return seq }
         fill(&kept[index].filled)
-        kept[index].pack()
         return seq
     }
 
@@ -350,6 +367,7 @@ public struct RequestLog: Sendable {
         source: String, status: Int, at milliseconds: Int64, _ fill: (inout Record) -> Void
     ) -> Entry? {
         guard let index = place(source: source, status: status, at: milliseconds) else { return nil }
+        kept[index].filled.keepsUnpacked = true
         fill(&kept[index].filled)
         return kept[index]
     }
