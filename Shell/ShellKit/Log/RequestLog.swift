@@ -156,8 +156,8 @@ public struct RequestLog: Sendable {
         }
 
         /// Keeps a request that came over the network, its body and its answer, packed
-        /// into the record's own bytes as they are read; the record's `request`, `body` and
-        /// `exchange` read them back only on an entry read from the log.
+        /// into the record's own bytes; they come back as its `request`, `body` and
+        /// `exchange` in an entry read from the log (`RequestLog.Entry.record`).
         public mutating func keep(network request: HTTPRequest, answer response: HTTPResponse) {
             guard keepsUnpacked else { return packed.take(network: request, answer: response) }
             self.request = .network(request)
@@ -168,7 +168,8 @@ public struct RequestLog: Sendable {
 
         /// Whether `keep(network:answer:)` keeps the request as it is: for an entry a
         /// stream renders at once, where packing it and making it whole again cost more
-        /// than the cold free it saves (`cxbench instructions`, a push streamed).
+        /// than the cold free it saves (`cxbench instructions`: a streamed APNs push 85.6k
+        /// packed, 80.5k not).
         fileprivate var keepsUnpacked = false
 
         /// Records that the request touched `device` alone.
@@ -359,10 +360,8 @@ public struct RequestLog: Sendable {
     }
 
     /// Appends as `append(source:status:at:_:)` does, and hands back the entry, for a
-    /// reader that renders it at once (a stream). The entry keeps what it borrowed from
-    /// its request as it came, unpacked: the reader would make it whole again at once, and
-    /// packing and unpacking it cost a streamed push more than its cold free (`cxbench
-    /// logcost`). Nil when the log keeps no entries.
+    /// reader that renders it at once (a stream). The entry keeps a network request as it
+    /// came, unpacked (`Record.keepsUnpacked`). Nil when the log keeps no entries.
     mutating func appendHandingEntry(
         source: String, status: Int, at milliseconds: Int64, _ fill: (inout Record) -> Void
     ) -> Entry? {
