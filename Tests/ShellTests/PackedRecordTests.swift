@@ -3,6 +3,7 @@ import HTTPMessage
 import Testing
 
 @testable import ShellKit
+@testable import SimulatedDevice
 
 /// A log entry keeps its request's fields, body and answer as bytes of its own
 /// (`PackedRecord`), and reads them back as values: every part must come back as it
@@ -68,14 +69,8 @@ struct PackedRecordTests {
     }
 
     @Test func everyPartComesBackAsItWentInThroughOneSlot() {
-        var state: UInt64 = 0xC0FFEE  // SplitMix64: replayable
-        func next() -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
-        }
+        var generator = IDGenerator(seed: 0xC0FFEE)  // replayable
+        func next() -> Int { Int.random(in: 0...Int.max, using: &generator) }
         // One slot for all of them, as a ring's is: large records, then small, then large.
         var packed = PackedRecord()
         for index in 0..<3_000 {
