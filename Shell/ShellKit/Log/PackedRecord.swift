@@ -1,8 +1,8 @@
 import HTTPMessage
 
-/// The parts of a log record that its request lent it (the request's fields, its body,
-/// the answer's fields and body), copied into bytes its entry owns and reuses, and made
-/// into values again only when the entry is read.
+/// What a network request's log record borrowed from the request (its fields and body)
+/// and from its answer (fields and body), copied into bytes the entry owns and reuses, and
+/// made into values again only when the entry is read.
 ///
 /// Why: an entry that kept the request itself held the door's allocations for as long
 /// as the log kept it (10,000 requests by default), and then freed them cold; the log
@@ -11,27 +11,22 @@ import HTTPMessage
 /// goes back while it is still warm, and a slot of the ring writes over bytes it has.
 /// Requests from the other doors keep their few values as they are.
 ///
-/// Layout: a flags byte; for a network request, its field count, each field's name and
-/// value lengths, their bytes, then the server name; the body; the answer's field count,
+/// Layout: a flags byte; the request's field count, each field's name and value lengths,
+/// their bytes, then the server name and the body when there are; the answer's field count,
 /// each field's lengths and bytes, and its body. Lengths are 32-bit, in the machine's order.
 struct PackedRecord: Sendable {
-    /// The bytes, of which `used` hold the record: the slot keeps the rest for its next one.
+    /// The bytes, of which `used` hold the record (none: no record is packed); the slot
+    /// keeps the rest for its next one.
     private var storage: [UInt8] = []
     private var used = 0
 
     private struct Flags: OptionSet {
         let rawValue: UInt8
-        static let network = Flags(rawValue: 1)
-        static let body = Flags(rawValue: 2)
-        static let exchange = Flags(rawValue: 4)
-        static let tls = Flags(rawValue: 8)
-        static let http2 = Flags(rawValue: 16)
-        static let serverName = Flags(rawValue: 32)
-        static let exchangeTLS = Flags(rawValue: 64)
-        static let exchangeHTTP2 = Flags(rawValue: 128)
+        static let tls = Flags(rawValue: 1)
+        static let http2 = Flags(rawValue: 2)
+        static let serverName = Flags(rawValue: 4)
+        static let body = Flags(rawValue: 8)
     }
-
-    var isEmpty: Bool { used == 0 }
 
     /// Forgets the record, keeping the bytes for the next.
     mutating func clear() { used = 0 }
@@ -39,9 +34,9 @@ struct PackedRecord: Sendable {
     /// Takes a network request and its answer as the network door logs them, the request's
     /// body as the record's: straight from them, with no copy of the request made.
     mutating func take(network request: HTTPRequest, answer response: HTTPResponse) {
-        var flags: Flags = [.network, .exchange]
-        if request.tls { flags.formUnion([.tls, .exchangeTLS]) }
-        if request.http2 { flags.formUnion([.http2, .exchangeHTTP2]) }
+        var flags: Flags = []
+        if request.tls { flags.insert(.tls) }
+        if request.http2 { flags.insert(.http2) }
         var size = 1 + 4 + request.headers.packedSize
         if let serverName = request.serverName {
             flags.insert(.serverName)
@@ -72,38 +67,29 @@ struct PackedRecord: Sendable {
         used = size
     }
 
-    /// `record` with the parts this holds put back.
+    /// `record` with the request and answer this holds put back, when it holds them.
     func restore(into record: RequestLog.Record) -> RequestLog.Record {
         guard used > 0 else { return record }
         var record = record
         storage.withUnsafeBytes { raw in
             var reader = Reader(at: raw.baseAddress!)
             let flags = Flags(rawValue: reader.take())
-            var headers: HTTPHeaders?
-            var serverName: String?
-            if flags.contains(.network) {
-                let count = Int(reader.take() as UInt32)
-                let fields = HTTPHeaders(count: count, packed: raw.baseAddress! + reader.offset)
-                reader.skip(fields.packedSize)
-                headers = fields
-                serverName = flags.contains(.serverName) ? reader.takeText() : nil
-            }
+            let count = Int(reader.take() as UInt32)
+            let headers = HTTPHeaders(count: count, packed: raw.baseAddress! + reader.offset)
+            reader.skip(headers.packedSize)
+            let serverName = flags.contains(.serverName) ? reader.takeText() : nil
             if flags.contains(.body) { record.body = Array(reader.takeCounted()) }
-            if let headers {
-                record.request = .network(
-                    HTTPRequest(
-                        headers: headers, body: record.body ?? [], serverName: serverName, tls: flags.contains(.tls),
-                        http2: flags.contains(.http2)))
-            }
-            if flags.contains(.exchange) {
-                let count = Int(reader.take() as UInt32)
-                var headers: [(name: String, value: String)] = []
-                headers.reserveCapacity(count)
-                for _ in 0..<count { headers.append((reader.takeText(), reader.takeText())) }
-                record.exchange = .init(
-                    tls: flags.contains(.exchangeTLS), http2: flags.contains(.exchangeHTTP2),
-                    responseHeaders: headers, responseBody: Array(reader.takeCounted()))
-            }
+            record.request = .network(
+                HTTPRequest(
+                    headers: headers, body: record.body ?? [], serverName: serverName, tls: flags.contains(.tls),
+                    http2: flags.contains(.http2)))
+            let answerCount = Int(reader.take() as UInt32)
+            var answerHeaders: [(name: String, value: String)] = []
+            answerHeaders.reserveCapacity(answerCount)
+            for _ in 0..<answerCount { answerHeaders.append((reader.takeText(), reader.takeText())) }
+            record.exchange = .init(
+                tls: flags.contains(.tls), http2: flags.contains(.http2), responseHeaders: answerHeaders,
+                responseBody: Array(reader.takeCounted()))
         }
         return record
     }
