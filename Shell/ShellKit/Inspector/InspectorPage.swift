@@ -264,6 +264,11 @@ enum InspectorPage {
           let d;
           try { d = await api("GET", "/api/v1/devices/" + encodeURIComponent(selected)); }
           catch (x) { $("device-title").textContent = "No device selected"; $("device-body").hidden = true; selected = null; return; }
+          // A refresh (each log entry the stream brings schedules one) rebuilds the panel's
+          // buttons: the one the keyboard was on gets the focus back in the same turn, so a
+          // key pressed on it never lands on a button that is gone.
+          const active = document.activeElement;
+          const focused = active && $("device-body").contains(active) ? active.getAttribute("aria-label") : null;
           $("device-title").textContent = `Device ${d.device} (${d.platform})`;
           $("device-body").hidden = false;
           $("device-facts").textContent = `app ${d.state.replace("_", " ")} · notifications ${d.permission} · ` +
@@ -324,6 +329,8 @@ enum InspectorPage {
           selectedDevice = d;
           const row = [...$("devices").tBodies[0].rows].find((r) => r.dataset.device === d.device);
           if (row) { row.cells[2].textContent = d.state.replace("_", " "); row.cells[3].textContent = String(d.tray.length); }
+          const again = focused && [...$("device-body").querySelectorAll("[aria-label]")].find((e) => e.getAttribute("aria-label") === focused);
+          if (again && document.activeElement !== again) again.focus();
         }
         let selectedDevice = null;
         function deliveryItem(delivery) {
