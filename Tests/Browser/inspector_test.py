@@ -274,6 +274,8 @@ def phone_actions_badge_and_doze(page, shell):
     expect(page.locator("#device-facts")).to_contain_text("Doze on")
     page.keyboard.press("Enter")
     expect(page.locator("#notification-channels")).to_contain_text("mobiler_push Notifications · off")
+    # The toggle, rebuilt with its new label, still has the focus the key left it.
+    expect(page.get_by_role("button", name="Turn on channel mobiler_push")).to_be_focused()
     shell.api("POST", "/api/v1/requests", [{"op": "idle", "device": android["device"], "on": False}])
     expect(page.locator("#device-facts")).to_contain_text("Doze off")
     shell.api("POST", "/api/v1/requests", [{"op": "fcm", "body": {"message": {

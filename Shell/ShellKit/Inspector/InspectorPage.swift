@@ -268,7 +268,9 @@ enum InspectorPage {
           // buttons: the one the keyboard was on gets the focus back in the same turn, so a
           // key pressed on it never lands on a button that is gone.
           const active = document.activeElement;
-          const focused = active && $("device-body").contains(active) ? active.getAttribute("aria-label") : null;
+          // Found again by its `data-key` (a channel's toggle, whose label turns with it), else its label.
+          const key = (e) => e.dataset.key || e.getAttribute("aria-label");
+          const focused = active && $("device-body").contains(active) ? key(active) : null;
           $("device-title").textContent = `Device ${d.device} (${d.platform})`;
           $("device-body").hidden = false;
           $("device-facts").textContent = `app ${d.state.replace("_", " ")} · notifications ${d.permission} · ` +
@@ -285,6 +287,7 @@ enum InspectorPage {
           for (const channel of d.notification_channels || []) {
             const toggle = el("button", { type: "button", textContent: channel.enabled ? "Turn off" : "Turn on" });
             toggle.setAttribute("aria-label", `Turn ${channel.enabled ? "off" : "on"} channel ${channel.id}`);
+            toggle.dataset.key = `channel ${channel.id}`;
             toggle.addEventListener("click", () => act({ op: "channel", channel: channel.id, enabled: !channel.enabled }));
             channels.append(el("li", {}, el("code", { textContent: channel.id }), ` ${channel.name} · ${channel.enabled ? "on" : "off"} `, toggle));
           }
@@ -329,7 +332,7 @@ enum InspectorPage {
           selectedDevice = d;
           const row = [...$("devices").tBodies[0].rows].find((r) => r.dataset.device === d.device);
           if (row) { row.cells[2].textContent = d.state.replace("_", " "); row.cells[3].textContent = String(d.tray.length); }
-          const again = focused && [...$("device-body").querySelectorAll("[aria-label]")].find((e) => e.getAttribute("aria-label") === focused);
+          const again = focused && [...$("device-body").querySelectorAll("[aria-label]")].find((e) => key(e) === focused);
           if (again && document.activeElement !== again) again.focus();
         }
         let selectedDevice = null;
