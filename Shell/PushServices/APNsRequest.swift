@@ -83,7 +83,7 @@ public struct APNsHeaders: Sendable, Equatable {
     private mutating func takeFirst(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         func named(_ literal: StaticString) -> Bool { name.equalsBytes(of: literal) }
         func valueIs(_ literal: StaticString) -> Bool { value.equalsBytes(of: literal) }
-        func text() -> String { String(decoding: value, as: UTF8.self) }
+        func text() -> String { SmallASCII.string(value) }
         switch name.count {
         case 7:
             if method == nil && named(":method") {

@@ -117,7 +117,7 @@ struct FCMMessageReader {
     }
 
     private mutating func string() -> String? {
-        plainBytes().map { String(decoding: $0, as: UTF8.self) }
+        plainBytes().map(SmallASCII.string)
     }
 
     /// The bytes of the string at `index` (after space), when they are printable ASCII with

@@ -56,8 +56,7 @@ struct DirectReader {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let bytes = UnsafeBufferPointer(start: base, count: count)
             guard let length = JSONNumber.numberLength(bytes, from: index) else { return nil }
-            let text = String(
-                decoding: UnsafeBufferPointer(start: base + index, count: length), as: UTF8.self)
+            let text = SmallASCII.string(UnsafeBufferPointer(start: base + index, count: length))
             index += length
             return .number(JSONNumber(validatedText: text))
         default: return nil
@@ -145,7 +144,7 @@ struct DirectReader {
         }
         let bytes = UnsafeBufferPointer(start: base + start, count: at - start)
         index = at + 1
-        if ascii { return String(decoding: bytes, as: UTF8.self) }
+        if ascii { return SmallASCII.string(bytes) }
         return String(validating: bytes, as: UTF8.self)
     }
 }

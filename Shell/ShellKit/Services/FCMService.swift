@@ -333,7 +333,7 @@ final class FCMService {
             guard start < end else { return nil }
             let project = UnsafeBufferPointer(rebasing: bytes[start..<end])
             guard !project.contains(UInt8(ascii: "/")) else { return nil }
-            return String(decoding: project, as: UTF8.self)
+            return SmallASCII.string(project)
         }
     }
 
