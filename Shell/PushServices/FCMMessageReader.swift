@@ -126,7 +126,11 @@ struct FCMMessageReader {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
         var at = start
-        while count - at >= 8, ByteWord(at: base + at).isPlain { at += 8 }
+        while count - at >= 8 {
+            let plain = ByteWord(at: base + at).firstNotPlainOffset
+            at += plain
+            if plain < 8 { break }
+        }
         while at < count {
             let byte = base[at]
             if byte == UInt8(ascii: "\"") {

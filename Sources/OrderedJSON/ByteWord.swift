@@ -73,5 +73,20 @@ public struct ByteWord {
     /// Every byte is printable ASCII (0x20 to 0x7E) other than `"` and `\`: a string's text
     /// that is its bytes, read eight at a time by the parsers.
     @inlinable
-    public var isPlain: Bool { !hasHighByte && !needsEscape && !contains(0x7F) }
+    public var isPlain: Bool { notPlainFlags == 0 }
+
+    /// The place (0 to 7, in memory order) of the first byte that is not plain (`isPlain`),
+    /// or 8 when every one is: a parser moves straight to a string's closing quote, where
+    /// it stepped a byte at a time through the word that held it. Exact as
+    /// `firstEscapeOffset` is.
+    @inlinable
+    public var firstNotPlainOffset: Int { notPlainFlags.trailingZeroBitCount >> 3 }
+
+    /// The top bit of every byte that is not plain, and maybe of bytes after one. Each
+    /// test's lowest flag is exact, so the lowest of them all is.
+    @inlinable
+    var notPlainFlags: UInt64 {
+        let deletes = bits ^ (Self.ones &* 0x7F)
+        return escapeFlags | (bits & Self.highs) | ((deletes &- Self.ones) & ~deletes & Self.highs)
+    }
 }

@@ -131,9 +131,12 @@ struct DirectReader {
         var at = start
         var ascii = true
         while true {
-            // Eight bytes at a time while all are printable ASCII, neither quote nor backslash.
-            while count - at >= 8, Lexemes.isPlain(ByteWord(at: base + at).bits) {
-                at += 8
+            // Eight bytes at a time while all are printable ASCII, neither quote nor
+            // backslash, then straight to the first that is not.
+            while count - at >= 8 {
+                let plain = ByteWord(at: base + at).firstNotPlainOffset
+                at += plain
+                if plain < 8 { break }
             }
             guard at < count else { return nil }
             let byte = base[at]

@@ -47,19 +47,27 @@ struct StringEscapingTests {
     @Test func wordTestFlagsExactlyTheWordsWithAnEscapedByte() {
         // Neighbours that make the borrow of a subtraction cross bytes: 0x00, 0x01, 0x20,
         // 0x21, 0x22, 0x23, 0x5B … 0x5D, 0x80, 0xFF.
-        let interesting: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xFF]
+        let interesting: [UInt8] = [
+            0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0xA2, 0xFF,
+        ]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200_000 {
             var word: UInt64 = 0
             var first = 8
+            var firstNotPlain = 8
             for place in 0..<8 {
                 let byte = interesting.randomElement(using: &generator)!
                 if first == 8, byte < 0x20 || byte == 0x22 || byte == 0x5C { first = place }
+                let plain = byte >= 0x20 && byte <= 0x7E && byte != 0x22 && byte != 0x5C
+                if firstNotPlain == 8, !plain { firstNotPlain = place }
                 word |= UInt64(byte) << (place * 8)
             }
             #expect(ByteWord(word).needsEscape == (first < 8), "word \(String(word, radix: 16))")
             // The writer moves on to the first byte it flags: that one must be exact.
             #expect(ByteWord(word).firstEscapeOffset == first, "word \(String(word, radix: 16))")
+            // And the parsers to the first that is not plain.
+            #expect(ByteWord(word).isPlain == (firstNotPlain == 8), "word \(String(word, radix: 16))")
+            #expect(ByteWord(word).firstNotPlainOffset == firstNotPlain, "word \(String(word, radix: 16))")
         }
     }
 
