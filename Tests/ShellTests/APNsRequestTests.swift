@@ -165,6 +165,10 @@ import Testing
             for byte in UInt8.min...UInt8.max {
                 var token = valid
                 token[place] = byte
+                // From a path's bytes, which need not be UTF-8.
+                #expect(
+                    token.withUnsafeBufferPointer { APNsRequest.normalizedToken(bytes: $0) } == Self.reference(token),
+                    "byte \(byte) at \(place)")
                 guard let text = String(validating: token, as: UTF8.self) else { continue }
                 #expect(
                     APNsRequest.normalizedToken(text) == Self.reference(token), "byte \(byte) at \(place)")
@@ -178,6 +182,11 @@ import Testing
         #expect(APNsRequest.normalizedToken("") == "")
         #expect(APNsRequest.normalizedToken("abc") == nil)
         #expect(APNsRequest.normalizedToken(String(repeating: "AB", count: 32)) == String(repeating: "ab", count: 32))
+        let mixed = Array(String(repeating: "aB0f", count: 16).utf8)
+        #expect(
+            mixed.withUnsafeBufferPointer { APNsRequest.normalizedToken(bytes: $0) }
+                == String(repeating: "ab0f", count: 16))
+        #expect([UInt8]().withUnsafeBufferPointer { APNsRequest.normalizedToken(bytes: $0) } == "")
     }
 
     /// The network's fields are read in one pass, with literals for the common values:

@@ -260,11 +260,15 @@ final class APNsService {
     /// same as `APNsRequest.normalizedToken` gives it (nil when it is not an even number
     /// of hex digits).
     static func token(_ request: HTTPRequest) -> (lowercased: String, normalized: String?) {
-        // Decoded, not cut as characters: a path that does not start `/3/device/` may put
-        // the cut inside a character, where the cut text is no String (the fuzzer's find).
-        let token = String(decoding: (request.path ?? "").utf8.dropFirst("/3/device/".utf8.count), as: UTF8.self)
-        let normalized = APNsRequest.normalizedToken(token)
-        return (normalized ?? token.lowercased(), normalized)
+        var path = request.path ?? ""
+        return path.withUTF8 { bytes in
+            // Cut as bytes and judged before any text is made of them. Decoded, not cut as
+            // characters: a path that does not start `/3/device/` may put the cut inside a
+            // character, where the cut text is no String (the fuzzer's find).
+            let token = UnsafeBufferPointer(rebasing: bytes[min("/3/device/".utf8.count, bytes.count)...])
+            if let normalized = APNsRequest.normalizedToken(bytes: token) { return (normalized, normalized) }
+            return (String(decoding: token, as: UTF8.self).lowercased(), nil)
+        }
     }
 
     // MARK: Chaos
