@@ -27,7 +27,7 @@ extension LineProtocol {
             }
             environment = value
         }
-        let body = try request.body("body")
+        let body = try request.body(.body)
         if let token,
             let met = meetAnswerRule(
                 service: "apns", token: token,
@@ -59,7 +59,7 @@ extension LineProtocol {
     func simctl(_ request: Request, _ reply: inout JSONObject) throws {
         let device = try target(request)
         try requirePlatform(.ios, device, request)
-        let file = try request.body("file")
+        let file = try request.body(.file)
         let simctl = SimctlPayload(
             file: file.bytes, parsedFile: file.value, bundleArgument: try request.optionalString("bundle"))
         switch simctl.validate(installedBundle: device.isInstalled ? device.bundleID : "(no app)") {
@@ -77,7 +77,7 @@ extension LineProtocol {
     func sendFCM(_ request: Request, _ reply: inout JSONObject) throws {
         // FCM goes by the message's token or topic: the named device only lends its project.
         let device = try named(request)
-        let body = try request.body("body")
+        let body = try request.body(.body)
         let project = try request.optionalString("project")
         if project == "" { throw request.invalid("\"project\" must not be empty") }
         let defaultProject =

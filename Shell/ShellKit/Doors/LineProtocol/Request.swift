@@ -68,6 +68,19 @@ struct Request {
         return value
     }
 
+    /// The members a body comes in, each with its exact-text form: names made once,
+    /// where each request made its `_text` name by interpolation (~0.25k instructions).
+    enum BodyName: String {
+        case body, file
+
+        var textName: String {
+            switch self {
+            case .body: "body_text"
+            case .file: "file_text"
+            }
+        }
+    }
+
     func optionalBool(_ name: String) throws(Invalid) -> Bool? {
         guard let value = fields[name], value != .null else { return nil }
         guard case .bool(let flag) = value else {
@@ -76,10 +89,11 @@ struct Request {
         return flag
     }
 
-    /// One of `name` (a JSON value, sent as its compact text) or `name_text` (exact
-    /// text): the bytes sent, and the value when the request already holds it parsed.
-    func body(_ name: String) throws(Invalid) -> (bytes: [UInt8], value: JSON?) {
-        let textName = "\(name)_text"
+    /// One of the value `name` holds (a JSON value, sent as its compact text) or its
+    /// `_text` form (`body_text`: exact text): the bytes sent, and the value when the
+    /// request already holds it parsed.
+    func body(_ name: BodyName) throws(Invalid) -> (bytes: [UInt8], value: JSON?) {
+        let (name, textName) = (name.rawValue, name.textName)
         switch (fields[name], fields[textName]) {
         case (nil, nil): throw invalid("\(op) needs \"\(name)\" (a JSON value) or \"\(textName)\" (exact text)")
         case (_?, _?): throw invalid("\(op) takes \"\(name)\" or \"\(textName)\", not both")
