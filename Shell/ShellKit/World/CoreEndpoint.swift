@@ -43,7 +43,11 @@ final class CoreEndpoint: Sendable {
     /// A stream item's line: `{"delivery":KEY,"device":ID,"ok":BOOL,"output":TEXT}`,
     /// compact, members in that order.
     static func itemLine(key: String, device: String, response: PluginResponse) -> String {
-        line(capacity: 48 + key.utf8.count + device.utf8.count + response.output.utf8.count) { writer in
+        // Room for the worst case, every byte escaped: the output is an event's JSON text,
+        // a quote every few bytes, and room for the text alone had each string measured
+        // before it was written (~0.45k instructions a line). The room is the writer's
+        // alone; the line is made of what was written.
+        line(capacity: 64 + 6 * (key.utf8.count + device.utf8.count + response.output.utf8.count)) { writer in
             writer.member("delivery", key)
             writer.member("device", device)
             writer.member("ok", response.ok)
