@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 enum {
@@ -167,6 +168,13 @@ void connection_close(connection *c) {
     buffer_free(&c->in);
     buffer_free(&c->out);
     buffer_free(&c->unsealed);
-    if (c->fd >= 0) close(c->fd);
+    if (c->fd >= 0) {
+        /* Taken out of epoll before it is closed: closing the descriptor removes it only
+           when no other descriptor shares its open file (a child the process forks holds
+           a copy until it execs), and meanwhile its events would still come, carrying
+           the freed connection. */
+        epoll_ctl(c->door->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+    }
     free(c);
 }

@@ -60,12 +60,6 @@ static bool tend(cx_front_door *door, connection *c, time_t now) {
     if (c->peer_done && !c->laters) c->closing = true;
     if (c->out.len > OUTPUT_CLOSE_BYTES || idle) c->closing = c->discard = true;
     if (c->closing && (c->discard || !c->out.len)) {
-        /* Taken out of epoll before it is closed: closing the descriptor removes it only
-           when no other descriptor shares its open file, and a child the process forks
-           holds a copy until it execs. Meanwhile its events still came, carrying the
-           freed connection (AddressSanitizer caught one under a test that started a
-           process). */
-        watch(door, EPOLL_CTL_DEL, c->fd, 0, 0);
         connection_close(c);
         return false;
     }
