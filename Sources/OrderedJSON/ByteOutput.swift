@@ -103,7 +103,7 @@ public struct ByteOutput {
     public mutating func appendJSONString(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         // Room for the most only when it is there already; else for exactly what it takes,
         // measured first, so that a line sized for its text does not grow for its worst case.
-        let most = 6 * bytes.count + 2
+        let most = JSON.worstCaseSize(ofStringBytes: bytes.count)
         let room = storage.count - written >= most ? most : JSON.serializedSize(of: bytes)
         write(atMost: room) { JSON.writeString(utf8: bytes, into: $0) }
     }

@@ -1,65 +1,55 @@
-/// Compact serialization with no append per byte. Text (every reply and
-/// delivery) is written once into room for the worst case and copied in, unless that
-/// room would pass 64 KiB; bytes (response bodies), and the rest past that, into storage
-/// of the exact size, found by a first pass. What is appended to an output (the
-/// network's report lines) goes in piece by piece, in place.
+/// Compact serialization with no append per byte. Text and bytes (every reply, delivery
+/// and response body) are written once into temporary room for the worst case and copied
+/// out, unless that room would pass 64 KiB: then into room of the exact size, found by a
+/// first pass. What is appended to an output (the network's report lines) goes in piece
+/// by piece, in place.
 extension JSON {
     /// Compact JSON text: members in their order, no white space, strings as UTF-8
     /// with only `"`, `\` and control characters escaped.
     public var compactText: String {
-        // The worst case (every byte escaped) is found from the lengths alone; the exact
-        // size was a second pass over every string (callgrind: ~700 instructions of an
-        // APNs push's ~96,000, in its report line). A large value (a reply listing a big
-        // world) is measured exactly instead: room for its worst case could be six times
-        // its text.
+        withCompactBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Compact JSON as UTF-8 bytes; see `compactText`.
+    public var compactBytes: [UInt8] {
+        withCompactBytes { Array($0) }
+    }
+
+    /// The compact serialization, written into temporary room and lent to `body`. The room
+    /// is for the worst case (every byte escaped), found from the lengths alone: measuring
+    /// the exact size was a second search of every string for bytes to escape (~700
+    /// instructions of an APNs push's report line; ~2.9k of a line's ~100-byte `body`). A
+    /// large value (a reply listing a big world) is measured instead: room for its worst
+    /// case could be six times its text.
+    private func withCompactBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let bound = sizeBound
-        guard bound <= Self.largestRoomForTheWorstCase else {
-            return String(unsafeUninitializedCapacity: serializedSize) {
-                $0.baseAddress.map { write(into: $0) - $0 } ?? 0
-            }
-        }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
-            guard let base = room.baseAddress else { return "" }
+        let capacity = bound <= Self.largestRoomForTheWorstCase ? bound : serializedSize
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { room in
+            guard let base = room.baseAddress else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
             let written = write(into: base) - base
-            precondition(written <= room.count, "sizeBound is below what was written")
-            return String(decoding: UnsafeBufferPointer(start: base, count: written), as: UTF8.self)
+            precondition(written <= room.count, "the room is below what was written")
+            return body(UnsafeBufferPointer(start: base, count: written))
         }
     }
 
-    /// The most room `compactText` takes for a worst case; past it, it measures.
+    /// The most room the compact forms take for a worst case; past it, they measure.
     static let largestRoomForTheWorstCase = 65_536
 
-    /// At least the bytes the compact serialization takes: a string's six a byte
-    /// (`\u00XX`) and its quotes, found from the lengths alone.
+    /// The most bytes a string of `count` UTF-8 bytes takes as a quoted JSON string:
+    /// every byte `\u00XX`, and the quotes.
+    public static func worstCaseSize(ofStringBytes count: Int) -> Int { 6 * count + 2 }
+
+    /// At least the bytes the compact serialization takes, found from the lengths alone.
     var sizeBound: Int {
         switch self {
         case .null, .bool: 5
         case .number(let number): number.text.utf8.count
-        case .string(let value): value.utf8.count * 6 + 2
+        case .string(let value): Self.worstCaseSize(ofStringBytes: value.utf8.count)
         case .array(let elements): elements.reduce(elements.count + 2) { $0 + $1.sizeBound }
         case .object(let object):
             object.members.reduce(object.members.count * 2 + 2) {
-                $0 + $1.key.utf8.count * 6 + 2 + $1.value.sizeBound
+                $0 + Self.worstCaseSize(ofStringBytes: $1.key.utf8.count) + $1.value.sizeBound
             }
-        }
-    }
-
-    /// Compact JSON as UTF-8 bytes; see `compactText`. Written into room for its worst
-    /// case and copied out, as the text is: measured exactly first, every string was
-    /// searched for bytes to escape twice (a line's `body`, ~100 bytes, cost ~2.9k
-    /// instructions).
-    public var compactBytes: [UInt8] {
-        let bound = sizeBound
-        guard bound <= Self.largestRoomForTheWorstCase else {
-            return [UInt8](unsafeUninitializedCapacity: serializedSize) { buffer, count in
-                count = buffer.baseAddress.map { write(into: $0) - $0 } ?? 0
-            }
-        }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
-            guard let base = room.baseAddress else { return [] }
-            let written = write(into: base) - base
-            precondition(written <= room.count, "sizeBound is below what was written")
-            return Array(UnsafeBufferPointer(start: base, count: written))
         }
     }
 

@@ -47,7 +47,12 @@ final class CoreEndpoint: Sendable {
         // a quote every few bytes, and room for the text alone had each string measured
         // before it was written (~0.45k instructions a line). The room is the writer's
         // alone; the line is made of what was written.
-        line(capacity: 64 + 6 * (key.utf8.count + device.utf8.count + response.output.utf8.count)) { writer in
+        let strings =
+            JSON.worstCaseSize(ofStringBytes: key.utf8.count) + JSON.worstCaseSize(ofStringBytes: device.utf8.count)
+            + JSON.worstCaseSize(ofStringBytes: response.output.utf8.count)
+        // The names, colons, commas, braces and `false`.
+        let frame = 44
+        return line(capacity: frame + strings) { writer in
             writer.member("delivery", key)
             writer.member("device", device)
             writer.member("ok", response.ok)
