@@ -146,7 +146,7 @@ struct RequestLogTests {
             // Not bytes that are characters: redacted as text, after and before those that are.
             "bearer é-token", "bearer é-token", "bearer e-token", jwt,
         ]
-        var memo = Redaction.Memo()
+        var memo = RenderMemo()
         for value in values {
             let headers = HTTPHeaders([("authorization", value)])
             var kept = RequestLog.JSONWriter()
@@ -158,6 +158,89 @@ struct RequestLogTests {
             fresh.redacts = true
             fresh.member("headers", headers: headers)
             #expect(kept.bytes == fresh.bytes, "\(value)")
+        }
+    }
+
+    /// A stream's renderer keeps the header fields it last wrote, by their place: each
+    /// entry's fields must still show as a fresh writer shows them, whatever came before.
+    /// Each entry's fields are the last one's with a change of the kinds a client makes
+    /// (none, a value, a field more or less, two swapped, the redaction turned), or of a
+    /// kind that keeps the bytes and moves the boundary between name and value.
+    @Test func aWriterKeepingItsLastFieldsShowsEachEntryAsAFreshWriterDoes() {
+        var random = SplitMix(seed: 0x4649_454C)
+        let names = ["authorization", "apns-topic", "content-length", "x-api-key", "é-name", ":path", "ab", "a"]
+        let values = [
+            "bearer eyJhbGc.eyJpc3M.c2ln", "com.example", "31", "key=0123456789abcdefghij", "é", "bc", "c", "",
+        ]
+        var fields = [(name: "ab", value: "c"), (name: "authorization", value: values[0])]
+        var redacts = true
+        var memo = RenderMemo()
+        for round in 0..<3_000 {
+            switch Int.random(in: 0..<7, using: &random) {
+            case 0: break
+            case 1 where !fields.isEmpty:
+                fields[Int.random(in: 0..<fields.count, using: &random)].value = values.randomElement(using: &random)!
+            case 2 where fields.count < 8:
+                fields.insert(
+                    (names.randomElement(using: &random)!, values.randomElement(using: &random)!),
+                    at: Int.random(in: 0...fields.count, using: &random))
+            case 3 where !fields.isEmpty: fields.remove(at: Int.random(in: 0..<fields.count, using: &random))
+            case 4 where fields.count > 1: fields.swapAt(0, fields.count - 1)
+            case 5: redacts.toggle()
+            default:
+                // The same bytes, split elsewhere: "ab" "c" and "a" "bc".
+                fields = fields.map { $0 == ("ab", "c") ? ("a", "bc") : $0 == ("a", "bc") ? ("ab", "c") : $0 }
+            }
+            let headers = HTTPHeaders(fields.map { (name: $0.name, value: $0.value) })
+            var kept = RequestLog.JSONWriter()
+            kept.redacts = redacts
+            kept.memo = memo
+            kept.member("headers", headers: headers)
+            memo = kept.memo
+            var fresh = RequestLog.JSONWriter()
+            fresh.redacts = redacts
+            fresh.member("headers", headers: headers)
+            #expect(kept.bytes == fresh.bytes, "round \(round): \(fields), redacted: \(redacts)")
+        }
+    }
+
+    /// An entry's request host and body are written from their bytes when those are their
+    /// text (a lowercase ASCII host, an ASCII body), and as text otherwise; either way as
+    /// the text reads: `authorityHost` (or else `serverHost`), and the body decoded, cut at
+    /// `shownBodyBytes` on a character in the list and whole at `/log/{seq}`.
+    @Test func anEntrysHostAndBodyAreWhatTheirTextWrites() throws {
+        let authorities: [[(name: String, value: String)]] = [
+            [(":authority", "api.push.apple.com")], [(":authority", "API.Push.Apple.com:443")],
+            [("host", "[::1]:8443")], [(":authority", "hôte.example")], [],
+        ]
+        let bodies: [[UInt8]] = [
+            Array(#"{"aps":{"alert":"x"}}"#.utf8), Array(String(repeating: #"a"b\"#, count: 1_100).utf8),
+            Array(String(repeating: "a", count: 4_096).utf8), Array(String(repeating: "é", count: 3_000).utf8),
+            Array(String(repeating: "a", count: 4_095).utf8) + Array("é".utf8), [0x7B, 0xFF, 0x7D],
+        ]
+        for authority in authorities {
+            for serverName in [nil, "fcm.googleapis.com"] {
+                for body in bodies {
+                    let request = HTTPRequest(
+                        headers: [(":method", "POST"), (":path", "/x")] + authority, body: body,
+                        serverName: serverName, tls: false, http2: true)
+                    var log = RequestLog(max: 1)
+                    log.append(source: "apns", status: 200, at: 0) {
+                        $0.keep(network: request, answer: HTTPResponse(status: 200))
+                    }
+                    let entry = try #require(log.entry(1))
+                    let text = String(decoding: body, as: UTF8.self)
+                    let cut = RequestLog.prefix(text, bytes: RequestLog.shownBodyBytes)
+                    let host: JSON = (request.authorityHost ?? request.serverHost).map { .string($0) } ?? .null
+                    let about = "\(authority), \(serverName ?? "no server name"), \(body.count) bytes"
+                    let listed = try JSON.parse(text: entry.summary)
+                    #expect(listed["request"]?["host"] == host, "\(about)")
+                    #expect(listed["request"]?["body"] == .string(cut), "\(about)")
+                    #expect(listed["truncated"] == (cut.utf8.count < text.utf8.count ? true : nil), "\(about)")
+                    let whole = try JSON.parse(text: entry.text)
+                    #expect(whole["request"]?["body"] == .string(text) && whole["truncated"] == nil, "\(about)")
+                }
+            }
         }
     }
 

@@ -104,7 +104,7 @@ struct LogWatchers {
             // Each stream's events for the lot, in one write; an event is rendered once,
             // straight into the first stream's bytes, and copied for any other.
             var writes: [(later: HTTPLater, output: ByteOutput)] = []
-            var memo = Redaction.Memo()
+            var memo = RenderMemo()
             for (entry, streams) in batch {
                 var rendered: (write: Int, range: Range<Int>)?
                 for stream in streams where stream.filter.matches(entry) {
@@ -139,7 +139,7 @@ struct LogWatchers {
     }
 
     /// One entry as a Server-Sent Event.
-    static func event(_ entry: RequestLog.Entry, into output: inout ByteOutput, memo: inout Redaction.Memo) {
+    static func event(_ entry: RequestLog.Entry, into output: inout ByteOutput, memo: inout RenderMemo) {
         output.append("event: log\nid: ")
         output.appendDecimal(entry.seq)
         output.append("\ndata: ")
@@ -159,7 +159,7 @@ struct LogWatchers {
         -> (bytes: [UInt8], complete: Bool)
     {
         var output = ByteOutput()
-        var memo = Redaction.Memo()
+        var memo = RenderMemo()
         let missed = log.firstSeq - lastID - 1
         if missed > 0 { output.append(utf8Of: "event: gap\ndata: {\"dropped\":\(missed)}\n\n") }
         var after = lastID

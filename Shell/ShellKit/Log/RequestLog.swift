@@ -196,8 +196,9 @@ public struct RequestLog: Sendable {
         private var first = true
         /// Whether header values and a target's query show their secrets redacted.
         var redacts = false
-        /// The last secret header value redacted, kept from entry to entry by a renderer.
-        var memo = Redaction.Memo()
+        /// What a renderer keeps from entry to entry: the last secret header value
+        /// redacted, the last header fields written.
+        var memo = RenderMemo()
 
         /// A writer with room for `capacity` bytes before it grows.
         init(capacity: Int = 0) { output = ByteOutput(capacity: capacity) }
@@ -205,6 +206,26 @@ public struct RequestLog: Sendable {
         public mutating func member(_ name: StaticString, _ value: String?) {
             key(name)
             if let value { output.appendJSONString(value) } else { output.append("null") }
+        }
+
+        /// A string given as its UTF-8 bytes (valid UTF-8).
+        mutating func member(_ name: StaticString, utf8 value: [UInt8]) {
+            key(name)
+            value.withUnsafeBufferPointer { output.appendJSONString(utf8: $0) }
+        }
+
+        /// The request's host (`HTTPRequest.authorityHost`, or else its `serverHost`):
+        /// a lowercase ASCII host from its bytes in place, with no `String` made.
+        mutating func member(_ name: StaticString, hostOf request: HTTPRequest) {
+            let written = request.withAuthorityHost { host -> Bool in
+                guard let host, Self.isASCII(host), !host.contains(where: { (65...90).contains($0) }) else {
+                    return false
+                }
+                key(name)
+                output.appendJSONString(utf8: host)
+                return true
+            }
+            if !written { member(name, request.authorityHost ?? request.serverHost) }
         }
 
         public mutating func member(_ name: StaticString, _ value: Bool) {
@@ -240,44 +261,62 @@ public struct RequestLog: Sendable {
             key(name)
             output.append(UInt8(ascii: "{"))
             var written = 0
-            for index in headers.indices {
-                headers.withBytes(at: index) { name, value in
-                    guard name.first != UInt8(ascii: ":") else { return }
-                    if written > 0 { output.append(UInt8(ascii: ",")) }
-                    written += 1
-                    // ASCII reads as the same text in place, and a secret whose bytes are
-                    // its characters is redacted in place too: no `String` made of a field
-                    // (a stream renders every push's fields, and making them text was most
-                    // of an entry). Anything else goes as text.
-                    if Self.isASCII(name) {
-                        let secret = redacts && Redaction.isSecretHeader(name)
-                        // Most fields need no escape: `"name":"value"` in one write.
-                        if !secret, Self.isPlain(name), Self.isPlain(value) {
-                            return writePlain(name, value)
-                        }
-                        if !secret, Self.isASCII(value) {
-                            output.appendJSONString(utf8: name)
-                            output.append(UInt8(ascii: ":"))
-                            return output.appendJSONString(utf8: value)
-                        }
-                        if secret, let shown = memo.shownHeaderValue(value) {
-                            output.appendJSONString(utf8: name)
-                            output.append(UInt8(ascii: ":"))
-                            return shown.withUnsafeBufferPointer { output.appendJSONString(utf8: $0) }
-                        }
-                    }
-                    let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
-                    output.appendJSONString(name)
-                    output.append(UInt8(ascii: ":"))
-                    output.appendJSONString(redacts ? Redaction.header(name: name, value: value) : value)
+            headers.forEachField { name, value in
+                guard name.first != UInt8(ascii: ":") else { return }
+                if written > 0 { output.append(UInt8(ascii: ",")) }
+                let place = written
+                written += 1
+                // What the last entry sent at this place, it is written as it was then.
+                if let kept = memo.written(at: place, name: name, value: value, redacted: redacts) {
+                    return kept.withUnsafeBufferPointer { output.append($0) }
+                }
+                let start = output.count
+                writeField(name, value)
+                output.withBytes { bytes in
+                    memo.keep(
+                        at: place, name: name, value: value, redacted: redacts,
+                        written: UnsafeBufferPointer(rebasing: bytes[start...]))
                 }
             }
             output.append(UInt8(ascii: "}"))
         }
 
+        /// One field, `"name":"value"`, its secret redacted when the writer redacts.
+        private mutating func writeField(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
+            // ASCII reads as the same text in place, and a secret whose bytes are
+            // its characters is redacted in place too: no `String` made of a field
+            // (a stream renders every push's fields, and making them text was most
+            // of an entry). Anything else goes as text.
+            if Self.isASCII(name) {
+                let secret = redacts && Redaction.isSecretHeader(name)
+                // Most fields need no escape: `"name":"value"` in one write.
+                if !secret, Self.isPlain(name), Self.isPlain(value) {
+                    return writePlain(name, value)
+                }
+                if !secret, Self.isASCII(value) {
+                    output.appendJSONString(utf8: name)
+                    output.append(UInt8(ascii: ":"))
+                    return output.appendJSONString(utf8: value)
+                }
+                if secret, let shown = memo.secret.shownHeaderValue(value) {
+                    output.appendJSONString(utf8: name)
+                    output.append(UInt8(ascii: ":"))
+                    return shown.withUnsafeBufferPointer { output.appendJSONString(utf8: $0) }
+                }
+            }
+            let (name, value) = (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+            output.appendJSONString(name)
+            output.append(UInt8(ascii: ":"))
+            output.appendJSONString(redacts ? Redaction.header(name: name, value: value) : value)
+        }
+
         /// Eight bytes at a time: every field of every entry a stream shows is asked.
-        private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             ByteWord.none(in: bytes) { $0.hasHighByte }
+        }
+
+        static func isASCII(_ bytes: [UInt8]) -> Bool {
+            bytes.withUnsafeBufferPointer { isASCII($0) }
         }
 
         /// ASCII that a JSON string holds as it is: no quote, backslash or control byte.
@@ -471,20 +510,20 @@ public struct RequestLog: Sendable {
         let record = entry.record
         var out = ByteOutput(
             capacity: 512 + (record.body?.count ?? 0) + record.deliveries.reduce(0) { $0 + $1.utf8.count })
-        var memo = Redaction.Memo()
+        var memo = RenderMemo()
         render(entry, record, whole: whole, into: &out, memo: &memo)
         return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The entry's JSON, written straight into bytes: a stream renders one per request,
     /// keeping `memo` from one to the next.
-    static func render(_ entry: Entry, whole: Bool, into out: inout ByteOutput, memo: inout Redaction.Memo) {
+    static func render(_ entry: Entry, whole: Bool, into out: inout ByteOutput, memo: inout RenderMemo) {
         render(entry, entry.record, whole: whole, into: &out, memo: &memo)
     }
 
     /// `render(_:whole:into:memo:)` of an entry whose record the caller has made whole.
     private static func render(
-        _ entry: Entry, _ record: Record, whole: Bool, into out: inout ByteOutput, memo: inout Redaction.Memo
+        _ entry: Entry, _ record: Record, whole: Bool, into out: inout ByteOutput, memo: inout RenderMemo
     ) {
         func member(_ key: StaticString, _ value: String?) {
             guard let value else { return }
@@ -509,11 +548,17 @@ public struct RequestLog: Sendable {
             out.append(UInt8(ascii: "]"))
         }
         var truncated = false
-        var shown: String?
+        var shown: [UInt8]?
         if let bytes = entry.shown(record.body) {
-            let body = String(decoding: bytes, as: UTF8.self)
-            shown = whole ? body : Self.prefix(body, bytes: shownBodyBytes)
-            truncated = shown!.utf8.count < body.utf8.count
+            // ASCII (most bodies are JSON) is its own text, and any cut of it ends on a
+            // character: it goes as it is, with no `String` made of it to validate.
+            if JSONWriter.isASCII(bytes) {
+                shown = whole || bytes.count <= shownBodyBytes ? bytes : Array(bytes[..<shownBodyBytes])
+            } else {
+                let body = String(decoding: bytes, as: UTF8.self)
+                shown = Array((whole ? body : Self.prefix(body, bytes: shownBodyBytes)).utf8)
+            }
+            truncated = shown!.count < bytes.count
         }
         out.append(#","request":"#)
         record.writeRequestJSON(body: shown, redacted: !entry.secretsShown, into: &out, memo: &memo)
@@ -600,15 +645,16 @@ extension Int64 {
 
 extension RequestLog.Record {
     /// The request as a JSON object, with `body` last when given.
-    func requestJSON(body: String?, redacted: Bool) -> [UInt8] {
+    func requestJSON(body: [UInt8]?, redacted: Bool) -> [UInt8] {
         var out = ByteOutput()
-        var memo = Redaction.Memo()
+        var memo = RenderMemo()
         writeRequestJSON(body: body, redacted: redacted, into: &out, memo: &memo)
         return out.takeBytes()
     }
 
     /// Appends `requestJSON(body:redacted:)` to `out`, with no array of its own.
-    func writeRequestJSON(body: String?, redacted: Bool, into out: inout ByteOutput, memo: inout Redaction.Memo) {
+    /// `body`: the body as shown, valid UTF-8.
+    func writeRequestJSON(body: [UInt8]?, redacted: Bool, into out: inout ByteOutput, memo: inout RenderMemo) {
         var writer = RequestLog.JSONWriter()
         writer.redacts = redacted
         swap(&writer.output, &out)
@@ -622,13 +668,13 @@ extension RequestLog.Record {
         case .network(let request):
             writer.member("method", header: ":method", in: request.headers)
             writer.member("path", target: request.path)
-            writer.member("host", request.authorityHost ?? request.serverHost)
+            writer.member("host", hostOf: request)
             // As the client wrote it, port included (the HAR export's URL); `host` is for filtering.
             writer.member("authority", header: ":authority", or: "host", in: request.headers)
             writer.member("headers", headers: request.headers)
         case .members(let members): members(&writer)
         }
-        if let body { writer.member("body", body) }
+        if let body { writer.member("body", utf8: body) }
         writer.output.append(UInt8(ascii: "}"))
     }
 }

@@ -1,0 +1,59 @@
+import Foundation
+
+/// What a renderer of many entries (a stream, a backlog) keeps from one entry to the next.
+/// A client sends the same header fields with every request, which is why HTTP/2 compresses
+/// them against the last ones: writing them again, field by field, was a third of rendering
+/// a streamed APNs push's entry.
+struct RenderMemo {
+    /// The last secret header value redacted, whatever its field's place.
+    var secret = Redaction.Memo()
+    /// The header fields last written, by their place among the fields written: what was
+    /// sent, and what the writer wrote for it.
+    private var fields: [Field] = []
+
+    private struct Field {
+        var nameCount = 0
+        /// The name's bytes, then the value's, as sent.
+        var sent: [UInt8] = []
+        /// `"name":"value"` as written, redacted when `redacted`.
+        var written: [UInt8] = []
+        var redacted = false
+    }
+
+    /// What was written for the field at `place` when it was sent as `name` and `value`
+    /// and written with the same redaction; nil when that is not what the place holds.
+    func written(
+        at place: Int, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, redacted: Bool
+    ) -> [UInt8]? {
+        guard place < fields.count else { return nil }
+        let field = fields[place]
+        guard field.redacted == redacted, field.nameCount == name.count, field.sent.count == name.count + value.count
+        else { return nil }
+        let same = field.sent.withUnsafeBufferPointer { sent in
+            Self.equal(sent.baseAddress, name) && Self.equal(sent.baseAddress.map { $0 + name.count }, value)
+        }
+        return same ? field.written : nil
+    }
+
+    /// Keeps what was written for the field at `place`; a place past the last kept is the
+    /// next one.
+    mutating func keep(
+        at place: Int, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, redacted: Bool,
+        written: UnsafeBufferPointer<UInt8>
+    ) {
+        if place == fields.count { fields.append(Field()) }
+        guard place < fields.count else { return }
+        fields[place].nameCount = name.count
+        fields[place].redacted = redacted
+        fields[place].sent.removeAll(keepingCapacity: true)
+        fields[place].sent.append(contentsOf: name)
+        fields[place].sent.append(contentsOf: value)
+        fields[place].written.removeAll(keepingCapacity: true)
+        fields[place].written.append(contentsOf: written)
+    }
+
+    private static func equal(_ kept: UnsafePointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let kept, let base = bytes.baseAddress, !bytes.isEmpty else { return bytes.isEmpty }
+        return memcmp(kept, base, bytes.count) == 0
+    }
+}
