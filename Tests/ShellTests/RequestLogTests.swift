@@ -204,10 +204,11 @@ struct RequestLogTests {
         }
     }
 
-    /// An entry's request host and body are written from their bytes when those are their
-    /// text (a lowercase ASCII host, an ASCII body), and as text otherwise; either way as
-    /// the text reads: `authorityHost` (or else `serverHost`), and the body decoded, cut at
-    /// `shownBodyBytes` on a character in the list and whole at `/log/{seq}`.
+    /// An entry's request host, authority and body are written from their bytes when those
+    /// are their text (a lowercase ASCII host, ASCII), and as text otherwise; either way as
+    /// the text reads: `authorityHost` (or else `serverHost`), the authority as sent, and the
+    /// body decoded, cut at `shownBodyBytes` on a character in the list and whole at
+    /// `/log/{seq}`.
     @Test func anEntrysHostAndBodyAreWhatTheirTextWrites() throws {
         let authorities: [[(name: String, value: String)]] = [
             [(":authority", "api.push.apple.com")], [(":authority", "API.Push.Apple.com:443")],
@@ -235,6 +236,8 @@ struct RequestLogTests {
                     let about = "\(authority), \(serverName ?? "no server name"), \(body.count) bytes"
                     let listed = try JSON.parse(text: entry.summary)
                     #expect(listed["request"]?["host"] == host, "\(about)")
+                    let sent: JSON = authority.first.map { .string($0.value) } ?? .null
+                    #expect(listed["request"]?["authority"] == sent, "\(about)")
                     #expect(listed["request"]?["body"] == .string(cut), "\(about)")
                     #expect(listed["truncated"] == (cut.utf8.count < text.utf8.count ? true : nil), "\(about)")
                     let whole = try JSON.parse(text: entry.text)
