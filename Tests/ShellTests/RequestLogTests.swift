@@ -148,17 +148,25 @@ struct RequestLogTests {
         ]
         var memo = RenderMemo()
         for value in values {
-            let headers = HTTPHeaders([("authorization", value)])
-            var kept = RequestLog.JSONWriter()
-            kept.redacts = true
-            kept.memo = memo
-            kept.member("headers", headers: headers)
-            memo = kept.memo
-            var fresh = RequestLog.JSONWriter()
-            fresh.redacts = true
-            fresh.member("headers", headers: headers)
-            #expect(kept.bytes == fresh.bytes, "\(value)")
+            let (kept, fresh) = Self.headers(HTTPHeaders([("authorization", value)]), redacts: true, memo: &memo)
+            #expect(kept == fresh, "\(value)")
         }
+    }
+
+    /// The `headers` member written by a writer that keeps `memo` (and updates it), and by
+    /// a fresh one.
+    static func headers(_ headers: HTTPHeaders, redacts: Bool, memo: inout RenderMemo) -> (
+        kept: [UInt8], fresh: [UInt8]
+    ) {
+        var kept = RequestLog.JSONWriter()
+        kept.redacts = redacts
+        kept.memo = memo
+        kept.member("headers", headers: headers)
+        memo = kept.memo
+        var fresh = RequestLog.JSONWriter()
+        fresh.redacts = redacts
+        fresh.member("headers", headers: headers)
+        return (kept.bytes, fresh.bytes)
     }
 
     /// A stream's renderer keeps the header fields it last wrote, by their place: each
@@ -192,15 +200,8 @@ struct RequestLogTests {
                 fields = fields.map { $0 == ("ab", "c") ? ("a", "bc") : $0 == ("a", "bc") ? ("ab", "c") : $0 }
             }
             let headers = HTTPHeaders(fields.map { (name: $0.name, value: $0.value) })
-            var kept = RequestLog.JSONWriter()
-            kept.redacts = redacts
-            kept.memo = memo
-            kept.member("headers", headers: headers)
-            memo = kept.memo
-            var fresh = RequestLog.JSONWriter()
-            fresh.redacts = redacts
-            fresh.member("headers", headers: headers)
-            #expect(kept.bytes == fresh.bytes, "round \(round): \(fields), redacted: \(redacts)")
+            let (kept, fresh) = Self.headers(headers, redacts: redacts, memo: &memo)
+            #expect(kept == fresh, "round \(round): \(fields), redacted: \(redacts)")
         }
     }
 
