@@ -35,14 +35,13 @@ struct RenderMemo {
         return same ? field.written : nil
     }
 
-    /// Keeps what was written for the field at `place`; a place past the last kept is the
-    /// next one.
+    /// Keeps what was written for the field at `place`: a place kept before, or the next.
     mutating func keep(
         at place: Int, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, redacted: Bool,
         written: UnsafeBufferPointer<UInt8>
     ) {
+        precondition(place <= fields.count, "a writer keeps its fields in the order it writes them")
         if place == fields.count { fields.append(Field()) }
-        guard place < fields.count else { return }
         fields[place].nameCount = name.count
         fields[place].redacted = redacted
         fields[place].sent.removeAll(keepingCapacity: true)

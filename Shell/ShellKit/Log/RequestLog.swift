@@ -315,10 +315,6 @@ public struct RequestLog: Sendable {
             ByteWord.none(in: bytes) { $0.hasHighByte }
         }
 
-        static func isASCII(_ bytes: [UInt8]) -> Bool {
-            bytes.withUnsafeBufferPointer { isASCII($0) }
-        }
-
         /// ASCII that a JSON string holds as it is: no quote, backslash or control byte.
         private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             ByteWord.none(in: bytes) { $0.hasHighByte || $0.needsEscape }
@@ -552,7 +548,7 @@ public struct RequestLog: Sendable {
         if let bytes = entry.shown(record.body) {
             // ASCII (most bodies are JSON) is its own text, and any cut of it ends on a
             // character: it goes as it is, with no `String` made of it to validate.
-            if JSONWriter.isASCII(bytes) {
+            if bytes.withUnsafeBufferPointer(JSONWriter.isASCII) {
                 shown = whole || bytes.count <= shownBodyBytes ? bytes : Array(bytes[..<shownBodyBytes])
             } else {
                 let body = String(decoding: bytes, as: UTF8.self)
