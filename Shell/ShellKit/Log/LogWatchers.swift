@@ -27,6 +27,11 @@ struct LogWatchers {
     /// piled up in one go, one write per stream for the lot.
     private let renderer = DispatchQueue(label: "cxshell.log-streams")
     private let handedOver = Monitor(HandedOver())
+    /// What the renderer keeps from one entry to the next, for as long as it renders: a
+    /// memo made for each batch wrote every batch's first entry afresh, and a loaded
+    /// machine's batches are small. Only the renderer's serial queue takes it, so its lock
+    /// is never waited on; it is one because the queue's closures share only what is `Sendable`.
+    private let renderMemo = Monitor(RenderMemo())
     /// Past this many entries waiting, the streams are ended (their clients resume with
     /// Last-Event-ID) rather than let the backlog grow.
     static let maxBehind = 50_000
@@ -79,8 +84,9 @@ struct LogWatchers {
             streams.removeAll()
         }
         if schedule {
-            renderer.asyncAfter(deadline: .now() + .milliseconds(Self.gatherMilliseconds)) { [handedOver] in
-                Self.render(handedOver)
+            renderer.asyncAfter(deadline: .now() + .milliseconds(Self.gatherMilliseconds)) {
+                [handedOver, renderMemo] in
+                renderMemo.withLock { memo in Self.render(handedOver, memo: &memo) }
             }
         }
     }
@@ -93,7 +99,7 @@ struct LogWatchers {
     static let eventsReserved = 256
 
     /// Renders and sends what was handed over, until nothing is left.
-    private static func render(_ handedOver: Monitor<HandedOver>) {
+    private static func render(_ handedOver: Monitor<HandedOver>, memo: inout RenderMemo) {
         while true {
             let batch = handedOver.withLock { handed in
                 defer { handed.entries.removeAll(keepingCapacity: true) }
@@ -104,7 +110,6 @@ struct LogWatchers {
             // Each stream's events for the lot, in one write; an event is rendered once,
             // straight into the first stream's bytes, and copied for any other.
             var writes: [(later: HTTPLater, output: ByteOutput)] = []
-            var memo = RenderMemo()
             for (entry, streams) in batch {
                 var rendered: (write: Int, range: Range<Int>)?
                 for stream in streams where stream.filter.matches(entry) {
