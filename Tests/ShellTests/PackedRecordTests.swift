@@ -134,8 +134,9 @@ struct PackedRecordTests {
                 record.effect = "delivered"
             }
             let seq = packed.append(source: "apns", status: 200, at: Int64(round), fill)
-            let appended = unpacked.appendHandingEntry(source: "apns", status: 200, at: Int64(round), fill)
-            let handed = try #require(appended)
+            let appended = unpacked.appendUnpacked(source: "apns", status: 200, at: Int64(round), fill)
+            #expect(appended)
+            let handed = unpacked.newestEntry()
             let kept = try #require(packed.entry(seq))
             #expect(kept.text == handed.text && kept.summary == handed.summary)
             #expect(kept.searchable == handed.searchable)

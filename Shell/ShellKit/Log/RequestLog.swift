@@ -394,16 +394,22 @@ public struct RequestLog: Sendable {
         return seq
     }
 
-    /// Appends as `append(source:status:at:_:)` does, and hands back the entry, for a
-    /// reader that renders it at once (a stream). The entry keeps a network request as it
-    /// came, unpacked (`Record.keepsUnpacked`). Nil when the log keeps no entries.
-    mutating func appendHandingEntry(
+    /// Appends as `append(source:status:at:_:)` does, for a reader that renders the entry
+    /// at once (a stream, handed `newestEntry()`): the entry keeps a network request as it
+    /// came, unpacked (`Record.keepsUnpacked`). False when the log keeps no entries.
+    mutating func appendUnpacked(
         source: String, status: Int, at milliseconds: Int64, _ fill: (inout Record) -> Void
-    ) -> Entry? {
-        guard let index = place(source: source, status: status, at: milliseconds) else { return nil }
+    ) -> Bool {
+        guard let index = place(source: source, status: status, at: milliseconds) else { return false }
         kept[index].filled.keepsUnpacked = true
         fill(&kept[index].filled)
-        return kept[index]
+        return true
+    }
+
+    /// The entry appended last. The log must retain one (`retained > 0`).
+    func newestEntry() -> Entry {
+        precondition(!kept.isEmpty, "the log retains no entry")
+        return kept[(oldest + kept.count - 1) % kept.count]
     }
 
     /// Counts a request and gives its seq an entry with an empty record, made where it is

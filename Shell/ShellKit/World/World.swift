@@ -148,11 +148,13 @@ final class World {
             return
         }
         // The watchers render the entry at once: handed over as it was filled, unpacked.
-        let entry = log.appendHandingEntry(source: source, status: status, at: clock()) { record in
+        let kept = log.appendUnpacked(source: source, status: status, at: clock()) { record in
             fill(&record)
             record.microseconds = Int64(nanoseconds / 1000)
         }
-        if let entry { watchers.appended(entry, in: log) }
+        // The entry is copied out of the log once, and moved from there: bound to a name
+        // first (`if let`), it was copied again to be passed on.
+        if kept { watchers.appended(log.newestEntry(), in: log) }
     }
 
     // MARK: Chaos
