@@ -48,7 +48,7 @@ struct LogWatchers {
 
     /// An entry on its way to the streams it was appended for, held by reference: an entry
     /// copied is a retain and a release for every string and array of its record (~0.5k
-    /// instructions each way), and the hand-over and the renderer's loop each copied it.
+    /// instructions each way), and the hand-over and the renderer's loop would each copy it.
     final class HandedEntry: Sendable {
         let entry: RequestLog.Entry
         let streams: [Stream]

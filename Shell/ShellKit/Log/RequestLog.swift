@@ -409,7 +409,7 @@ public struct RequestLog: Sendable {
     /// The entry appended last. The log must retain one (`retained > 0`).
     func newestEntry() -> Entry {
         precondition(!kept.isEmpty, "the log retains no entry")
-        return kept[(oldest + kept.count - 1) % kept.count]
+        return retainedEntry(at: kept.count - 1)
     }
 
     /// Counts a request and gives its seq an entry with an empty record, made where it is
