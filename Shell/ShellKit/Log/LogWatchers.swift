@@ -15,9 +15,19 @@ struct LogWatchers {
         let later: HTTPLater
     }
 
-    struct Stream: Sendable {
+    /// A class: the renderer goes through every stream for every entry, and a copy of a
+    /// struct retained and released each of its filter's strings.
+    final class Stream: Sendable {
         let filter: RequestLog.Filter
         let later: HTTPLater
+
+        init(filter: RequestLog.Filter, later: HTTPLater) {
+            self.filter = filter
+            self.later = later
+        }
+
+        /// Read in place: `stream.filter.matches(_:)` from outside copied the filter.
+        func matches(_ entry: RequestLog.Entry) -> Bool { filter.matches(entry) }
     }
 
     private(set) var polls: [Poll] = []
@@ -126,7 +136,7 @@ struct LogWatchers {
             var writes: [(later: HTTPLater, output: ByteOutput)] = []
             for handed in batch {
                 var rendered: (write: Int, range: Range<Int>)?
-                for stream in handed.streams where stream.filter.matches(handed.entry) {
+                for stream in handed.streams where stream.matches(handed.entry) {
                     let write: Int
                     if let found = writes.firstIndex(where: { $0.later === stream.later }) {
                         write = found

@@ -28,6 +28,9 @@ struct PackedRecord: Sendable {
         static let body = Flags(rawValue: 8)
     }
 
+    /// Whether a record is packed here (`restore` has something to put back).
+    var holdsRecord: Bool { used > 0 }
+
     /// Forgets the record, keeping the bytes for the next.
     mutating func clear() { used = 0 }
 
@@ -69,7 +72,7 @@ struct PackedRecord: Sendable {
 
     /// `record` with the request and answer this holds put back, when it holds them.
     func restore(into record: RequestLog.Record) -> RequestLog.Record {
-        guard used > 0 else { return record }
+        guard holdsRecord else { return record }
         var record = record
         storage.withUnsafeBytes { raw in
             var reader = Reader(at: raw.baseAddress!)

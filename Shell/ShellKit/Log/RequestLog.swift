@@ -520,7 +520,13 @@ public struct RequestLog: Sendable {
     /// The entry's JSON, written straight into bytes: a stream renders one per request,
     /// keeping `memo` from one to the next.
     static func render(_ entry: Entry, whole: Bool, into out: inout ByteOutput, memo: inout RenderMemo) {
-        render(entry, entry.record, whole: whole, into: &out, memo: &memo)
+        // An entry kept unpacked (a stream's) is read where it is: `record` would copy it,
+        // a retain and a release for each of its strings and arrays.
+        if entry.filled.packed.holdsRecord {
+            render(entry, entry.record, whole: whole, into: &out, memo: &memo)
+        } else {
+            render(entry, entry.filled, whole: whole, into: &out, memo: &memo)
+        }
     }
 
     /// `render(_:whole:into:memo:)` of an entry whose record the caller has made whole.
