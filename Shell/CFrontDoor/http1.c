@@ -237,13 +237,26 @@ void http1_stream_begin(connection *c, stream *s) {
     buffer_free(&text);
 }
 
-void http1_stream_write(connection *c, const unsigned char *bytes, size_t len) {
-    if (!len) return;
+size_t http1_chunk(buffer *out, const unsigned char *bytes, size_t len) {
+    if (!len) return 0; /* a chunk of size 0 would end the answer */
     char size[32];
     int n = snprintf(size, sizeof size, "%zx\r\n", len);
-    connection_send(c, size, (size_t)n);
-    connection_send(c, bytes, len);
-    connection_send(c, "\r\n", 2);
+    if (buffer_reserve(out, (size_t)n + len + 2) != 0) return 0;
+    buffer_append(out, size, (size_t)n);
+    buffer_append(out, bytes, len);
+    buffer_append(out, "\r\n", 2);
+    return (size_t)n;
+}
+
+void http1_stream_write(connection *c, buffer *chunk) {
+    if (!chunk->len) return;
+    if (c->tls || c->out.len) {
+        connection_send(c, chunk->data, chunk->len);
+        return;
+    }
+    buffer taken = c->out; /* empty, perhaps with room: the chunk's buffer frees it */
+    c->out = *chunk;
+    *chunk = taken;
 }
 
 void http1_receive(connection *c, const unsigned char *data, size_t len) {

@@ -28,7 +28,11 @@ typedef enum { OP_COMPLETE, OP_SETTLE, OP_BEGIN, OP_WRITE, OP_END } op_kind;
 struct later_op {
     op_kind kind;
     cx_http_later id;
-    cx_http_answer answer; /* status, headers and body (a piece, for OP_WRITE) */
+    /* Status, headers and body; for OP_WRITE, the piece framed as an HTTP/1.1 chunk
+       (framed where it is copied in, so that HTTP/1's connection takes the bytes as they
+       are), its size line `chunk_head` bytes long; HTTP/2 reads the piece inside. */
+    cx_http_answer answer;
+    size_t chunk_head;
     int fault;             /* OP_SETTLE: CX_FAULT_* */
     int64_t hold_ms;       /* OP_SETTLE: < 0 send now; else hold, with this deadline (0: none) */
     later_op *next;
@@ -170,7 +174,7 @@ static later_op *op_new(op_kind kind, cx_http_later id, int status, const cx_htt
     op->kind = kind;
     op->id = id;
     if (kind == OP_COMPLETE || kind == OP_SETTLE || kind == OP_BEGIN) cx_http_answer_set(&op->answer, status, headers, count, body, len);
-    else if (len) buffer_append(&op->answer.body, body, len);
+    else if (kind == OP_WRITE) op->chunk_head = http1_chunk(&op->answer.body, body, len);
     return op;
 }
 
@@ -255,15 +259,16 @@ static void apply(cx_front_door *door, later_op *op) {
     case OP_WRITE:
         if (!s->streaming || s->ended) return;
         if (c->app == APP_HTTP2) {
-            if (s->answer.body.len - s->sent + op->answer.body.len > MAX_STREAM_BUFFER) {
+            size_t len = op->answer.body.len ? op->answer.body.len - op->chunk_head - 2 : 0;
+            if (s->answer.body.len - s->sent + len > MAX_STREAM_BUFFER) {
                 drop(door, l, true);
                 http2_reset(c, s);
                 return;
             }
-            buffer_append(&s->answer.body, op->answer.body.data, op->answer.body.len);
+            buffer_append(&s->answer.body, op->answer.body.data + op->chunk_head, len);
             http2_stream_more(c, s);
         } else {
-            http1_stream_write(c, op->answer.body.data, op->answer.body.len);
+            http1_stream_write(c, &op->answer.body);
         }
         return;
     case OP_END:

@@ -195,7 +195,12 @@ void http1_receive(connection *c, const unsigned char *data, size_t len);
    that ended): the parser goes on with what arrived meanwhile. */
 void http1_answer_waiting(connection *c);
 void http1_stream_begin(connection *c, stream *s);
-void http1_stream_write(connection *c, const unsigned char *bytes, size_t len);
+/* `bytes` framed as one chunk of a streamed answer (nothing for none): the size line,
+   the bytes, CRLF. Returns the size line's length, where the bytes start. */
+size_t http1_chunk(buffer *out, const unsigned char *bytes, size_t len);
+/* Sends a chunk `http1_chunk` framed, taking `chunk`'s bytes without a copy when the
+   connection has nothing else waiting to go (`chunk` is then left empty). */
+void http1_stream_write(connection *c, buffer *chunk);
 const char *http1_reason_phrase(int status);
 
 void http2_receive(connection *c, const unsigned char *data, size_t len);

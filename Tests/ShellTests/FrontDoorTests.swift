@@ -224,9 +224,8 @@ import Testing
         #expect(shell.stop() == 0)
     }
 
-    /// HTTP/1.1 through TLS too: a streamed answer's chunk, written as three pieces (its
-    /// size, its bytes, its end), is sealed whole in the turn that sends it, so the log's
-    /// stream arrives in no more records than chunks (a record a piece, three times as many).
+    /// HTTP/1.1 through TLS too: a streamed answer's chunks are sealed together in the turn
+    /// that sends them, so the log's stream arrives in no more records than chunks.
     @Test func http11ChunksThroughTLSAreSealedTogetherNotAPieceARecord() throws {
         let shell = try Shell()
         let socket = try #require(Self.connection(port: shell.port))
