@@ -145,26 +145,35 @@ extension FCMRequest {
     /// verbatim; the rest are the shell's, listed in Docs/Shell.md.
     public func validate() -> Result<FCMMessage, FCMError> {
         do {
-            return .success(try parse())
+            return .success(try validated())
         } catch {
             return .failure(error)
         }
+    }
+
+    /// `validate()` as a throwing call: the message is the caller's as made, where a
+    /// `Result`'s payload bound by a `switch` was copied and both then freed (a retain
+    /// and a release for each of its strings and collections).
+    public func validated() throws(FCMError) -> FCMMessage {
+        try parse()
     }
 
     /// Where a valid message goes: the project it is sent in (the path's `{id}`,
     /// `project`, or for a token the token's own), or why FCM refuses it: an unknown
     /// or retired token is 404 `UNREGISTERED`, a token of another project 403
     /// `SENDER_ID_MISMATCH`. Topics and conditions go to `project ?? defaultProject`.
+    /// It throws rather than returning a `Result`: a `Result` bound by a `switch` was
+    /// copied and freed through its generic witnesses, on every message.
     public static func route(
         _ target: FCMTarget, project: String?, defaultProject: String, tokens: (FCMTarget) -> FCMTokenRecord?
-    ) -> Result<String, FCMError> {
+    ) throws(FCMError) -> String {
         switch target {
         case .token, .fid:
-            guard let record = tokens(target), !record.retired else { return .failure(.unregistered) }
-            if let project, project != record.project { return .failure(.senderIDMismatch(project: project)) }
-            return .success(record.project)
+            guard let record = tokens(target), !record.retired else { throw .unregistered }
+            if let project, project != record.project { throw .senderIDMismatch(project: project) }
+            return record.project
         case .topic, .condition:
-            return .success(project ?? defaultProject)
+            return project ?? defaultProject
         }
     }
 

@@ -31,20 +31,20 @@ import Testing
             .token("mine"): FCMTokenRecord(project: "p1"), .token("gone"): FCMTokenRecord(project: "p1", retired: true),
             .fid("f1"): FCMTokenRecord(project: "p1"),
         ]
-        func route(_ target: FCMTarget, _ project: String?) -> Result<String, FCMError> {
-            FCMRequest.route(target, project: project, defaultProject: "cxshell") { records[$0] }
+        func route(_ target: FCMTarget, _ project: String?) throws(FCMError) -> String {
+            try FCMRequest.route(target, project: project, defaultProject: "cxshell") { records[$0] }
         }
-        #expect(try route(.token("mine"), nil).get() == "p1")
-        #expect(try route(.token("mine"), "p1").get() == "p1")
-        #expect(try route(.fid("f1"), nil).get() == "p1")
-        #expect(try route(.topic("t"), nil).get() == "cxshell")
-        #expect(try route(.topic("t"), "p2").get() == "p2")
+        #expect(try route(.token("mine"), nil) == "p1")
+        #expect(try route(.token("mine"), "p1") == "p1")
+        #expect(try route(.fid("f1"), nil) == "p1")
+        #expect(try route(.topic("t"), nil) == "cxshell")
+        #expect(try route(.topic("t"), "p2") == "p2")
         let unregistered = FCMError(
             code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")
         for target in [FCMTarget.token("never"), .token("gone"), .fid("f9")] {
-            #expect(throws: unregistered) { try route(target, nil).get() }
+            #expect(throws: unregistered) { try route(target, nil) }
         }
-        #expect(throws: FCMError.senderIDMismatch(project: "p2")) { try route(.token("mine"), "p2").get() }
+        #expect(throws: FCMError.senderIDMismatch(project: "p2")) { try route(.token("mine"), "p2") }
         #expect(FCMError.senderIDMismatch(project: "p2").code == 403)
         #expect(FCMError.senderIDMismatch(project: "p2").status == "PERMISSION_DENIED")
         #expect(message(validate(#"{"message":{}}"#)) == "Recipient of the message is not set.")

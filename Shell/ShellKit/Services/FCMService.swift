@@ -112,19 +112,17 @@ final class FCMService {
         body: [UInt8], parsed: JSON?, project: String?, defaultProject: String
     ) -> Result<Sent, FCMError> {
         let message: FCMMessage
-        switch FCMRequest(body: body, parsedBody: parsed).validate() {
-        case .failure(let error): return .failure(error)
-        case .success(let valid): message = valid
-        }
-        // A token (some 160 characters, hashed for each lookup) is looked up once, for
-        // the route and the recipient.
-        let entry = world.registry.entry(message.target)
+        let entry: TokenRegistry.Entry?
         let sentIn: String
-        switch FCMRequest.route(
-            message.target, project: project, defaultProject: defaultProject, tokens: { _ in entry?.fcmRecord })
-        {
-        case .failure(let error): return .failure(error)
-        case .success(let value): sentIn = value
+        do throws(FCMError) {
+            message = try FCMRequest(body: body, parsedBody: parsed).validated()
+            // A token (some 160 characters, hashed for each lookup) is looked up once,
+            // for the route and the recipient.
+            entry = world.registry.entry(message.target)
+            sentIn = try FCMRequest.route(
+                message.target, project: project, defaultProject: defaultProject, tokens: { _ in entry?.fcmRecord })
+        } catch {
+            return .failure(error)
         }
         let recipients = recipients(of: message.target, entry: entry, in: sentIn)
         let messageID = (recipients.first ?? world.current ?? world.devices.first)?.makeFCMMessageID() ?? "0:0%world"
