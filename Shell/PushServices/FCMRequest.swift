@@ -151,13 +151,6 @@ extension FCMRequest {
         }
     }
 
-    /// `validate()` as a throwing call: the message is the caller's as made, where a
-    /// `Result`'s payload bound by a `switch` was copied and both then freed (a retain
-    /// and a release for each of its strings and collections).
-    public func validated() throws(FCMError) -> FCMMessage {
-        try parse()
-    }
-
     /// Where a valid message goes: the project it is sent in (the path's `{id}`,
     /// `project`, or for a token the token's own), or why FCM refuses it: an unknown
     /// or retired token is 404 `UNREGISTERED`, a token of another project 403
@@ -177,7 +170,10 @@ extension FCMRequest {
         }
     }
 
-    private func parse() throws(FCMError) -> FCMMessage {
+    /// `validate()` as a throwing call: the message is the caller's as made, where a
+    /// `Result`'s payload bound by a `switch` was copied and both then freed (a retain
+    /// and a release for each of its strings and collections).
+    public func validated() throws(FCMError) -> FCMMessage {
         if parsedBody == nil, let message = body.withUnsafeBufferPointer(FCMMessageReader.message) {
             return message
         }
