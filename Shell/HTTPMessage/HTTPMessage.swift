@@ -61,6 +61,13 @@ public struct HTTPRequest: Sendable {
 
     public var method: String? { header(":method") }
 
+    /// Whether `:method` is `method`, compared as bytes in place: services ask it of
+    /// every request, and `method` makes a `String` each time (~250 instructions).
+    public func hasMethod(_ method: StaticString) -> Bool {
+        guard let index = headers.firstIndex(named: ":method") else { return false }
+        return headers.withValueBytes(at: index) { $0.equalsBytes(of: method) }
+    }
+
     /// The host `:authority` (or `Host`) names, without a port, lowercased.
     public var authorityHost: String? {
         withAuthorityHost { host in host.map { Self.lowercasedText($0) } }

@@ -47,6 +47,19 @@ import Testing
         #expect(Self.request([(":path", "/")]).bearerToken == nil)
     }
 
+    /// Methods are case-sensitive (RFC 9110): `post` is not `POST`, nor is a prefix of it.
+    @Test(arguments: [
+        ("POST", true), ("post", false), ("POS", false), ("POSTS", false), ("GET", false), ("", false),
+    ])
+    func theMethodIsComparedAsSent(method: String, isPost: Bool) {
+        #expect(Self.request([(":method", method)]).hasMethod("POST") == isPost)
+    }
+
+    @Test func noMethodIsNoMethod() {
+        #expect(!Self.request([(":path", "/")]).hasMethod("POST"))
+        #expect(!Self.request([(":path", "POST")]).hasMethod("POST"))
+    }
+
     @Test func theAuthorityComesBeforeTheHostHeaderAndNeitherIsNil() {
         #expect(Self.request([(":authority", "a.example:1"), ("host", "b.example")]).authorityHost == "a.example")
         #expect(Self.request([(":method", "POST")]).authorityHost == nil)

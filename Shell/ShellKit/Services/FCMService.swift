@@ -239,7 +239,8 @@ final class FCMService {
     private func recipients(of target: FCMTarget, entry: TokenRegistry.Entry?, in project: String) -> [Device] {
         switch target {
         case .token, .fid:
-            return entry.flatMap { world.devicesByID[$0.deviceID] }.map { [$0] } ?? []
+            guard let id = entry?.deviceID, let device = world.devicesByID[id] else { return [] }
+            return [device]
         case .topic(let topic):
             return world.subscribers(of: [topic]).filter {
                 Self.isFCMApp($0, in: project) && $0.topics(satisfy: { $0.contains(topic) })
@@ -270,7 +271,7 @@ final class FCMService {
         guard let project = Self.project(path) else {
             return refuse(FCMError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found: \(path)"))
         }
-        guard request.method == "POST" else {
+        guard request.hasMethod("POST") else {
             return refuse(FCMError(code: 405, status: "METHOD_NOT_ALLOWED", message: "messages:send takes POST"))
         }
         let now = world.clock()

@@ -49,7 +49,7 @@ final class OAuthService {
             ).compactBytes
             return (Report(report), HTTPResponse.json(status: 400, body: body))
         }
-        guard request.method == "POST", (request.path ?? "").hasPrefix("/token") else {
+        guard request.hasMethod("POST"), (request.path ?? "").hasPrefix("/token") else {
             return refuse("invalid_request", "the token endpoint takes POST /token")
         }
         let form = HTTPRequest.formFields(request.body)

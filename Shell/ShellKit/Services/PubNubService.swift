@@ -133,7 +133,7 @@ final class PubNubService {
         let subKey = segments[2]
         let channel = segments[4]
         let text: [UInt8]
-        if request.method == "POST" {
+        if request.hasMethod("POST") {
             guard segments.count == 6 else {
                 return Self.refusal(400, "a POST publish has no message in its path; the body is the message")
             }

@@ -27,7 +27,7 @@ final class WebhookService {
             let body = status == 204 ? [] : Array((sentence + "\n").utf8)
             return (Report(report), HTTPResponse(status: status, headers: [("content-type", "text/plain")], body: body))
         }
-        guard request.method == "POST" else { return answer(405, "a webhook takes POST") }
+        guard request.hasMethod("POST") else { return answer(405, "a webhook takes POST") }
         guard let deviceID = world.hub.device(ofRecipient: recipient), let device = world.devicesByID[deviceID] else {
             return answer(404, "no app was ever registered as webhook recipient '\(recipient)'")
         }
