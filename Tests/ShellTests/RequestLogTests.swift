@@ -14,6 +14,25 @@ struct RequestLogTests {
         #expect(RequestLog.timestamp(1_796_140_532_045) == "2026-12-01T15:55:32.045Z")
     }
 
+    /// A renderer copies the text up to the milliseconds from the last entry's when both
+    /// fall in one second: each time must read as it does alone, whichever second came before
+    /// (the same, the next, an earlier day, one before 1970, and back).
+    @Test func timesWrittenOneAfterAnotherReadAsTheyDoAlone() {
+        let base: Int64 = 1_796_140_532_045
+        let times: [Int64] = [
+            base, base, base + 1, base - 45, base + 954, base + 955, base + 86_400_000, base, -1, -1_000, -999, 0, 999,
+            1_000, base - 46,
+        ]
+        var memo = RenderMemo()
+        var out = ByteOutput()
+        for milliseconds in times {
+            let start = out.count
+            RequestLog.timestamp(milliseconds, into: &out, memo: &memo)
+            let written = out.withBytes { String(decoding: $0[start...], as: UTF8.self) }
+            #expect(written == RequestLog.timestamp(milliseconds), "\(milliseconds) ms")
+        }
+    }
+
     /// The date is arithmetic, not the C library's: it must agree with `gmtime_r` on every
     /// day, the century and 400-year leap rules included, and on days before 1970.
     @Test func timestampsAgreeWithTheCLibrarysCalendar() {

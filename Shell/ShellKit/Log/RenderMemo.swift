@@ -7,6 +7,10 @@ import Foundation
 struct RenderMemo {
     /// The last secret header value redacted, whatever its field's place.
     var secret = Redaction.Memo()
+    /// The second (since 1970) an entry's time was last written for, and that time's
+    /// text up to its milliseconds (`2026-11-30T12:00:00.`, 20 bytes).
+    private(set) var second = Int64.min
+    private(set) var secondText: (UInt64, UInt64, UInt32) = (0, 0, 0)
     /// The header fields last written, by their place among the fields written: what was
     /// sent, and what the writer wrote for it.
     private var fields: [Field] = []
@@ -49,6 +53,13 @@ struct RenderMemo {
         fields[place].sent.append(contentsOf: value)
         fields[place].written.removeAll(keepingCapacity: true)
         fields[place].written.append(contentsOf: written)
+    }
+
+    /// Keeps `text`, the 20 bytes of a time up to its milliseconds, for `second`.
+    mutating func keepSecond(_ second: Int64, text: UnsafeBufferPointer<UInt8>) {
+        precondition(text.count == 20, "a time's text up to its milliseconds is 20 bytes")
+        self.second = second
+        withUnsafeMutableBytes(of: &secondText) { $0.copyMemory(from: UnsafeRawBufferPointer(text)) }
     }
 
     private static func equal(_ kept: UnsafePointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

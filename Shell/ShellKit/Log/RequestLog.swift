@@ -541,7 +541,7 @@ public struct RequestLog: Sendable {
         out.append(#"{"seq":"#)
         out.appendDecimal(entry.seq)
         out.append(#","time":""#)
-        timestamp(entry.milliseconds, into: &out)
+        timestamp(entry.milliseconds, into: &out, memo: &memo)
         out.append(#"","source":"#)
         out.appendJSONString(entry.source)
         switch record.reached {
@@ -599,6 +599,28 @@ public struct RequestLog: Sendable {
         var out = ByteOutput(capacity: 24)
         timestamp(milliseconds, into: &out)
         return out.withBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `timestamp(_:into:)` of one of many entries: the text up to the milliseconds is
+    /// copied from the last entry's when both fall in the same second, as a stream's
+    /// entries mostly do (written digit by digit, it was ~450 instructions an entry).
+    static func timestamp(_ milliseconds: Int64, into out: inout ByteOutput, memo: inout RenderMemo) {
+        let (second, millisecond) = milliseconds.floorDividedBy(1000)
+        guard second == memo.second else {
+            let start = out.count
+            timestamp(milliseconds, into: &out)
+            out.withBytes { memo.keepSecond(second, text: UnsafeBufferPointer(rebasing: $0[start..<(start + 20)])) }
+            return
+        }
+        let kept = memo.secondText
+        out.write(atMost: 24) { text in
+            withUnsafeBytes(of: kept) { UnsafeMutableRawPointer(text).copyMemory(from: $0.baseAddress!, byteCount: 20) }
+            text[20] = UInt8(ascii: "0") + UInt8(millisecond / 100)
+            text[21] = UInt8(ascii: "0") + UInt8(millisecond / 10 % 10)
+            text[22] = UInt8(ascii: "0") + UInt8(millisecond % 10)
+            text[23] = UInt8(ascii: "Z")
+            return text + 24
+        }
     }
 
     static func timestamp(_ milliseconds: Int64, into out: inout ByteOutput) {
