@@ -1,65 +1,85 @@
+import Foundation
+
 /// Bytes written piece after piece into room made ahead (doubled when it runs out), each
 /// piece a bound check and a copy. `[UInt8].append(contentsOf:)` costs about a hundred
 /// instructions a call (callgrind), more than the bytes of most pieces, and a log entry a
 /// stream shows is written from some sixty of them.
+///
+/// The room is memory from `malloc`, so that a writer in C can be handed the bytes as
+/// they are (`takeMemory`), with room left before them for what it puts in front (an
+/// HTTP/1.1 chunk's size line): a stream's events reach the socket with no copy. Copies
+/// of an output share the memory until one of them writes.
 public struct ByteOutput {
-    /// The bytes written, then the room: bytes past `count` are not part of the output.
-    @usableFromInline var storage: [UInt8]
+    /// The block the bytes are in. Its fields are written only by an output that holds it
+    /// alone (`isKnownUniquelyReferenced`), so no access overlaps another: unchecked, as
+    /// checking each one at run time cost ~2k instructions a push (`swift_beginAccess`).
+    @usableFromInline final class Storage {
+        /// Where the bytes start, `headRoom` bytes into the block; nil before any room is made.
+        @exclusivity(unchecked) @usableFromInline var bytes: UnsafeMutablePointer<UInt8>?
+        /// How many bytes fit from `bytes` on.
+        @exclusivity(unchecked) @usableFromInline var capacity = 0
+        @usableFromInline let headRoom: Int
+
+        init(headRoom: Int) { self.headRoom = headRoom }
+
+        /// Room for `capacity` bytes from `bytes` on, the bytes there kept.
+        func resize(to capacity: Int) {
+            guard let block = realloc(bytes.map { UnsafeMutableRawPointer($0 - headRoom) }, headRoom + capacity) else {
+                fatalError("out of memory: \(headRoom + capacity) bytes for a byte output")
+            }
+            bytes = block.assumingMemoryBound(to: UInt8.self) + headRoom
+            self.capacity = capacity
+        }
+
+        deinit { free(bytes.map { UnsafeMutableRawPointer($0 - headRoom) }) }
+    }
+
+    @usableFromInline var storage: Storage
     @usableFromInline var written = 0
     /// How many bytes are written.
     public var count: Int { written }
 
-    /// Room for `capacity` bytes before the first growth; none is made until a write
-    /// when it is 0.
-    public init(capacity: Int = 0) {
-        storage = []
-        if capacity > 0 { grow(toHold: capacity) }
+    /// Room for `capacity` bytes before the first growth (none is made until a write
+    /// when it is 0), and `headRoom` bytes before them that are never written here:
+    /// `takeMemory` hands them over with the bytes.
+    public init(capacity: Int = 0, headRoom: Int = 0) {
+        precondition(headRoom >= 0, "a byte output's head room is a count of bytes")
+        guard capacity > 0 || headRoom > 0 else {
+            storage = Self.noRoom
+            return
+        }
+        storage = Storage(headRoom: headRoom)
+        if capacity > 0 { storage.resize(to: capacity) }
     }
+
+    /// The storage of every output made with no room: never written, since it is never
+    /// held by one output alone (an output's first write makes its own). An output made
+    /// only to be swapped with another costs no allocation.
+    nonisolated(unsafe) private static let noRoom = Storage(headRoom: 0)
 
     /// Lets `write` write at most `most` bytes at the end, from the pointer it is given to
     /// the one it returns.
     @inlinable @inline(__always)
     public mutating func write(atMost most: Int, _ write: (UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>)
     {
-        if storage.count - written < most { grow(toHold: written + most) }
-        let start = written
-        written = storage.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress.unsafelyUnwrapped
-            return write(base + start) - base
+        if storage.capacity - written < most || !isKnownUniquelyReferenced(&storage) {
+            grow(toHold: written + most)
         }
+        let base = storage.bytes.unsafelyUnwrapped
+        written = write(base + written) - base
     }
 
-    /// Large room is not zeroed: bytes are read only once written (`count` bounds every
-    /// read), and zeroing a stream's batch room up front cost more than rendering into it.
-    /// Small room is, copied from zeroes kept for it: an array made uninitialized looks
-    /// its storage type up generically (~360 instructions, callgrind), where reserving
-    /// and copying in is specialized (~200 for both).
+    /// Room for `size` bytes in memory of this output's own. Room is not zeroed: bytes are
+    /// read only once written (`count` bounds every read).
     @usableFromInline @inline(never)
     mutating func grow(toHold size: Int) {
-        let room = Swift.max(size, 2 * storage.count, 64)
-        guard room > Self.zeroes.count else {
-            var grown: [UInt8] = []
-            grown.reserveCapacity(room)
-            storage.withUnsafeBufferPointer { grown.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<written])) }
-            grown.append(contentsOf: UnsafeBufferPointer(rebasing: Self.zeroes[..<(room - written)]))
-            storage = grown
-            return
-        }
-        storage = [UInt8](unsafeUninitializedCapacity: room) { buffer, initialized in
-            storage.withUnsafeBufferPointer { written in
-                guard let from = written.baseAddress, let to = buffer.baseAddress else { return }
-                to.update(from: from, count: self.written)
-            }
-            initialized = room
-        }
+        let room = Swift.max(size, 2 * storage.capacity, 64)
+        if isKnownUniquelyReferenced(&storage) { return storage.resize(to: room) }
+        let own = Storage(headRoom: storage.headRoom)
+        own.resize(to: room)
+        if written > 0, let bytes = storage.bytes { own.bytes.unsafelyUnwrapped.update(from: bytes, count: written) }
+        storage = own
     }
-
-    /// The zeroes small room is made of; never written.
-    nonisolated(unsafe) private static let zeroes: UnsafeBufferPointer<UInt8> = {
-        let zeroes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4_096)
-        zeroes.initialize(repeating: 0)
-        return UnsafeBufferPointer(zeroes)
-    }()
 
     @inlinable @inline(__always)
     public mutating func append(_ byte: UInt8) {
@@ -104,7 +124,7 @@ public struct ByteOutput {
         // Room for the most only when it is there already; else for exactly what it takes,
         // measured first, so that a line sized for its text does not grow for its worst case.
         let most = JSON.worstCaseSize(ofStringBytes: bytes.count)
-        let room = storage.count - written >= most ? most : JSON.serializedSize(of: bytes)
+        let room = storage.capacity - written >= most ? most : JSON.serializedSize(of: bytes)
         write(atMost: room) { JSON.writeString(utf8: bytes, into: $0) }
     }
 
@@ -126,18 +146,31 @@ public struct ByteOutput {
 
     /// The bytes written.
     public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[..<count])) }
+        body(UnsafeBufferPointer(start: storage.bytes, count: written))
     }
 
     /// The bytes written, as an array of their own.
-    public var bytes: [UInt8] { Array(storage[..<count]) }
+    public var bytes: [UInt8] { withBytes { Array($0) } }
 
-    /// The bytes written, as an array, with no copy made; the output is empty after.
+    /// The bytes written, as an array (a copy); the output is empty after.
     public mutating func takeBytes() -> [UInt8] {
-        storage.removeSubrange(count...)
-        let taken = storage
-        storage = []
+        defer { self = ByteOutput(headRoom: storage.headRoom) }
+        return bytes
+    }
+
+    /// The memory the bytes are in, handed over with no copy: `block` is from `malloc`
+    /// and the caller frees it; the bytes are the `count` from `headRoom` on, and the
+    /// block's room ends `size` bytes from its start. Nil when nothing is written. The
+    /// output is empty after, its head room kept.
+    public mutating func takeMemory() -> (block: UnsafeMutableRawPointer, headRoom: Int, count: Int, size: Int)? {
+        guard written > 0 else { return nil }
+        if !isKnownUniquelyReferenced(&storage) { grow(toHold: written) }
+        let (bytes, headRoom, count, size) = (
+            storage.bytes.unsafelyUnwrapped, storage.headRoom, written, storage.headRoom + storage.capacity
+        )
+        storage.bytes = nil
+        storage.capacity = 0
         written = 0
-        return taken
+        return (UnsafeMutableRawPointer(bytes - headRoom), headRoom, count, size)
     }
 }

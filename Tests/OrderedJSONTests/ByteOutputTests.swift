@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import OrderedJSON
@@ -58,6 +59,55 @@ struct ByteOutputTests {
             JSON.writeDecimal(number, to: &expected)
         }
         #expect(output.bytes == expected, "\(String(decoding: output.bytes, as: UTF8.self))")
+    }
+
+    /// Copies share the memory until one writes: then the writer gets its own, and the
+    /// other keeps what it had.
+    @Test func aCopyKeepsWhatItHadWhenTheOtherWrites() {
+        for capacity in [0, 64] {
+            var first = ByteOutput(capacity: capacity)
+            first.append("shared")
+            var second = first
+            second.append(", then the second's")
+            first.append(", then the first's")
+            #expect(first.bytes == Array("shared, then the first's".utf8))
+            #expect(second.bytes == Array("shared, then the second's".utf8))
+            var third = first
+            third.truncate(to: 6)
+            third.append("!")
+            #expect(first.bytes == Array("shared, then the first's".utf8) && third.bytes == Array("shared!".utf8))
+        }
+    }
+
+    /// The memory handed over holds the bytes after the head room, and is the caller's to
+    /// free; the output is empty after, and writes again after the same head room.
+    @Test func takenMemoryHoldsTheBytesAfterTheHeadRoom() throws {
+        var output = ByteOutput(capacity: 4, headRoom: 10)
+        let none = output.takeMemory()
+        #expect(none == nil, "nothing written, nothing handed over")
+        var expected: [UInt8] = []
+        for round in 0..<500 {
+            output.append(utf8Of: "piece \(round);")
+            expected += Array("piece \(round);".utf8)
+        }
+        var copy = output
+        let first = output.takeMemory()
+        let taken = try #require(first)
+        #expect(taken.headRoom == 10 && taken.count == expected.count && taken.size >= 10 + expected.count)
+        let bytes = Array(
+            UnsafeBufferPointer(start: (taken.block + 10).assumingMemoryBound(to: UInt8.self), count: taken.count))
+        #expect(bytes == expected)
+        free(taken.block)
+        #expect(output.count == 0 && output.bytes.isEmpty)
+        #expect(copy.bytes == expected, "a copy made before keeps its bytes")
+        copy.append("!")
+        output.append("again")
+        let second = output.takeMemory()
+        let again = try #require(second)
+        let text = String(
+            decoding: UnsafeRawBufferPointer(start: again.block + again.headRoom, count: again.count), as: UTF8.self)
+        #expect(again.headRoom == 10 && text == "again")
+        free(again.block)
     }
 
     @Test func aTruncatedOutputForgetsWhatCameAfter() {
