@@ -128,14 +128,18 @@ fuzz-findings: deps
 		-lssl -lcrypto -lnghttp2 -lhttp_parser -o $(PREFIX)/fuzz_findings
 	CX_FUZZ_CA=$(PREFIX)/fuzz-ca ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/fuzz_findings $(FUZZ_FINDINGS)
 
-# The transport's own C tests under AddressSanitizer: the table of answers given later
-# against a model (Tests/CFrontDoor), with the transport's other files linked beside it.
+# The transport's own C tests under AddressSanitizer (Tests/CFrontDoor), each with the
+# transport's other files linked beside it: the table of answers given later against a
+# model, and a streamed piece framed where it lies.
+TRANSPORT_TESTS := later_index_test chunk_in_place_test
 transport-test: deps
 	mkdir -p $(PREFIX)
-	cc -std=c11 -g -Wall -Wextra -Werror -fsanitize=address -fno-omit-frame-pointer -IShell/CFrontDoor/include \
-		-IShell/CFrontDoor Tests/CFrontDoor/later_index_test.c $(filter-out Shell/CFrontDoor/later.c,$(wildcard Shell/CFrontDoor/*.c)) \
-		-lssl -lcrypto -lnghttp2 -lhttp_parser -o $(PREFIX)/later_index_test
-	ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/later_index_test
+	for test in $(TRANSPORT_TESTS); do \
+		cc -std=c11 -g -Wall -Wextra -Werror -fsanitize=address -fno-omit-frame-pointer -IShell/CFrontDoor/include \
+			-IShell/CFrontDoor Tests/CFrontDoor/$$test.c $(filter-out Shell/CFrontDoor/later.c,$(wildcard Shell/CFrontDoor/*.c)) \
+			-lssl -lcrypto -lnghttp2 -lhttp_parser -o $(PREFIX)/$$test \
+		&& ASAN_OPTIONS=detect_leaks=1 $(PREFIX)/$$test || exit 1; \
+	done
 
 # Every performance figure, one JSON line each, in release mode (Docs/Performance.md).
 # The instruction counts run both servers under valgrind's callgrind.

@@ -248,6 +248,26 @@ size_t http1_chunk(buffer *out, const unsigned char *bytes, size_t len) {
     return (size_t)n;
 }
 
+size_t http1_chunk_in_place(buffer *out, unsigned char *block, size_t head, size_t len, size_t size) {
+    if (!len || head < 3 || head > 18) return 0;
+    size_t digits = head - 2;
+    if (digits < 16 && len >> (4 * digits)) return 0;
+    size_t end = head + len + 2;
+    if (size < end) { /* room for the CRLF after the bytes */
+        unsigned char *grown = realloc(block, end);
+        if (!grown) return 0;
+        block = grown;
+        size = end;
+    }
+    static const char hex[] = "0123456789abcdef";
+    size_t value = len;
+    for (size_t i = digits; i-- > 0; value >>= 4) block[i] = (unsigned char)hex[value & 15];
+    memcpy(block + digits, "\r\n", 2);
+    memcpy(block + head + len, "\r\n", 2);
+    *out = (buffer){.data = block, .len = end, .cap = size};
+    return head;
+}
+
 void http1_stream_write(connection *c, buffer *chunk) {
     if (!chunk->len) return;
     if (c->tls || c->out.len) {

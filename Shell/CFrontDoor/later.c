@@ -29,8 +29,9 @@ struct later_op {
     op_kind kind;
     cx_http_later id;
     /* Status, headers and body; for OP_WRITE, the piece framed as an HTTP/1.1 chunk
-       (framed where it is copied in, so that HTTP/1's connection takes the bytes as they
-       are), its size line `chunk_head` bytes long; HTTP/2 reads the piece inside. */
+       (where it lies in the writer's block, or where it is copied in, so that HTTP/1's
+       connection takes the bytes as they are), its size line `chunk_head` bytes long;
+       HTTP/2 reads the piece inside. */
     cx_http_answer answer;
     size_t chunk_head;
     int fault;             /* OP_SETTLE: CX_FAULT_* */
@@ -174,7 +175,6 @@ static later_op *op_new(op_kind kind, cx_http_later id, int status, const cx_htt
     op->kind = kind;
     op->id = id;
     if (kind == OP_COMPLETE || kind == OP_SETTLE || kind == OP_BEGIN) cx_http_answer_set(&op->answer, status, headers, count, body, len);
-    else if (kind == OP_WRITE) op->chunk_head = http1_chunk(&op->answer.body, body, len);
     return op;
 }
 
@@ -200,9 +200,19 @@ void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int statu
     if (op) queue(door, op);
 }
 
-void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, const unsigned char *bytes, size_t len) {
-    later_op *op = op_new(OP_WRITE, id, 0, NULL, 0, bytes, len);
-    if (op) queue(door, op);
+void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, void *block, size_t head, size_t len,
+                                size_t size) {
+    later_op *op = op_new(OP_WRITE, id, 0, NULL, 0, NULL, 0);
+    if (!op) {
+        free(block);
+        return;
+    }
+    op->chunk_head = http1_chunk_in_place(&op->answer.body, block, head, len, size);
+    if (!op->chunk_head) { /* no room to frame it where it lies */
+        op->chunk_head = http1_chunk(&op->answer.body, (const unsigned char *)block + head, len);
+        free(block);
+    }
+    queue(door, op);
 }
 
 void cx_front_door_stream_end(cx_front_door *door, cx_http_later id) {

@@ -168,7 +168,8 @@ func sendPiece(_ piece: HTTPLater.Piece, door: OpaquePointer, id: cx_http_later)
     case .begin(let status, let headers):
         withCHeaders(headers) { headers, count in cx_front_door_stream_begin(door, id, Int32(status), headers, count) }
     case .write(let bytes):
-        bytes.withUnsafeBufferPointer { cx_front_door_stream_write(door, id, $0.baseAddress, $0.count) }
+        guard let block = bytes.take() else { return }
+        cx_front_door_stream_write(door, id, block, bytes.headRoom, bytes.count, bytes.size)
     case .end:
         cx_front_door_stream_end(door, id)
     }

@@ -178,7 +178,8 @@ public final class HTTPLater: @unchecked Sendable {
         case complete(HTTPResponse)
         /// A stream's status and headers; its pieces follow.
         case begin(status: Int, headers: [(name: String, value: String)])
-        case write([UInt8])
+        /// A piece of a stream, handed to the transport with no copy.
+        case write(StreamBytes)
         case end
     }
 

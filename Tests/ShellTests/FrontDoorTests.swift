@@ -1,5 +1,6 @@
 import CXHost
 import Foundation
+import HTTPMessage
 import OrderedJSON
 import Testing
 
@@ -253,20 +254,9 @@ import Testing
         #expect(tls.connected)
         let request = Array("GET /api/v1/stream HTTP/1.1\r\nHost: localhost:\(shell.port)\r\n\r\n".utf8)
         #expect(request.withUnsafeBufferPointer { write(tls.seal($0)) })
-        /// The chunks whole after the head, and their text.
         func chunks() -> (count: Int, text: String) {
-            let crlf: [UInt8] = [0x0D, 0x0A]
-            guard let head = received.firstRange(of: crlf + crlf) else { return (0, "") }
-            var (at, count, text) = (head.upperBound, 0, [UInt8]())
-            while let line = received[at...].firstRange(of: crlf),
-                let size = Int(String(decoding: received[at..<line.lowerBound], as: UTF8.self), radix: 16),
-                line.upperBound + size + 2 <= received.count
-            {
-                text += received[line.upperBound..<line.upperBound + size]
-                at = line.upperBound + size + 2
-                count += 1
-            }
-            return (count, String(decoding: text, as: UTF8.self))
+            let read = Self.chunks(received)
+            return (read.sizeLines.count, read.text)
         }
         // The head and the stream's first comment come first, with the session tickets.
         #expect(read { chunks().count >= 1 }, "\(String(decoding: received, as: UTF8.self))")
@@ -278,6 +268,56 @@ import Testing
         }
         let (records, sent) = (tls.recordsReceived - before, chunks().count - chunksBefore)
         #expect(sent >= 1 && records <= sent, "\(records) records for \(sent) chunks")
+        #expect(shell.stop() == 0)
+    }
+
+    /// An HTTP/1.1 answer's chunks whole after its head: their size lines as sent, and
+    /// their text.
+    static func chunks(_ received: [UInt8]) -> (sizeLines: [String], text: String) {
+        let crlf: [UInt8] = [0x0D, 0x0A]
+        guard let head = received.firstRange(of: crlf + crlf) else { return ([], "") }
+        var (at, lines, text) = (head.upperBound, [String](), [UInt8]())
+        while let line = received[at...].firstRange(of: crlf),
+            let size = Int(String(decoding: received[at..<line.lowerBound], as: UTF8.self), radix: 16),
+            line.upperBound + size + 2 <= received.count
+        {
+            lines.append(String(decoding: received[at..<line.lowerBound], as: UTF8.self))
+            text += received[line.upperBound..<line.upperBound + size]
+            at = line.upperBound + size + 2
+        }
+        return (lines, String(decoding: text, as: UTF8.self))
+    }
+
+    /// In clear text, a stream's pieces are framed where the renderer wrote them: the size
+    /// line fills the room left before the bytes (eight hex digits, leading zeros), and the
+    /// events read back whole, in order.
+    @Test func http11StreamChunksAreFramedInTheRoomLeftBeforeThem() throws {
+        let shell = try Shell()
+        let socket = try #require(Self.connection(port: shell.port))
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        Self.write(Array("GET /api/v1/stream HTTP/1.1\r\nHost: localhost:\(shell.port)\r\n\r\n".utf8), to: socket)
+        var received: [UInt8] = []
+        func read(until done: () -> Bool) -> Bool {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while !done() {
+                let count = recv(socket, &chunk, chunk.count, 0)
+                guard count > 0 else { return false }
+                received += chunk[..<count]
+            }
+            return true
+        }
+        #expect(read { !Self.chunks(received).sizeLines.isEmpty }, "\(String(decoding: received, as: UTF8.self))")
+        for number in 0..<3 {
+            _ = try shell.send(#"{"op":"state","n":\#(number)}"#)
+            #expect(read { Self.chunks(received).text.components(separatedBy: "event: log").count > number + 1 })
+        }
+        let (lines, text) = Self.chunks(received)
+        #expect(text.hasPrefix(": cxshell log stream\n\n"), "\(text.prefix(80))")
+        #expect(text.components(separatedBy: "event: log\nid: ").count == 4, "\(text)")
+        #expect(
+            lines.allSatisfy { $0.count == StreamBytes.framingRoom - 2 && $0.allSatisfy(\.isHexDigit) }, "\(lines)")
         #expect(shell.stop() == 0)
     }
 

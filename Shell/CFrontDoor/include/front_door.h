@@ -102,7 +102,13 @@ void cx_front_door_settle(cx_front_door *door, cx_http_later id, int status, con
    piece as written (HTTP/2 DATA frames; HTTP/1.1 chunks), until it ends. */
 void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
                                 size_t header_count);
-void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, const unsigned char *bytes, size_t len);
+/* A piece: the `len` bytes `head` bytes into `block`, a block from malloc of `size` bytes
+   that the door takes and frees (whatever happens to the stream). With 3 to 18 bytes of
+   room before the bytes (10 hold the size line of any piece under 4 GiB) the HTTP/1.1
+   chunk's size line is written there, and a clear-text connection with nothing else to
+   send sends the block as it is; without, the piece is copied. */
+void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, void *block, size_t head, size_t len,
+                                size_t size);
 void cx_front_door_stream_end(cx_front_door *door, cx_http_later id);
 
 /* The most answers given later held at once: long polls, streams, answers held by a

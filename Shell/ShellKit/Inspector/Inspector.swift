@@ -605,13 +605,13 @@ final class Inspector {
         later.send(
             .begin(status: 200, headers: [("content-type", "text/event-stream"), ("cache-control", "no-store")]))
         // A comment first, so a client sees the stream open before any event.
-        later.send(.write(Array(": cxshell log stream\n\n".utf8)))
+        later.send(.write(StreamBytes(copying: Array(": cxshell log stream\n\n".utf8))))
         if let resume {
             // A backlog past one slice goes a slice a connection: the stream ends after it,
             // and the client resumes from the slice's last id (as EventSource does).
-            let (backlog, complete) = LogWatchers.backlog(
+            var (backlog, complete) = LogWatchers.backlog(
                 world.log, after: resume, filter: filter, limit: LogWatchers.backlogSlice)
-            if !backlog.isEmpty { later.send(.write(backlog)) }
+            if let piece = LogWatchers.piece(taking: &backlog) { later.send(piece) }
             if !complete {
                 later.send(.end)
                 var response = HTTPResponse(status: 500)

@@ -145,7 +145,8 @@ struct LogWatchers {
                         write = found
                     } else {
                         let output = ByteOutput(
-                            capacity: min(batch.count, Self.eventsReserved) * Self.eventBytesEstimate)
+                            capacity: min(batch.count, Self.eventsReserved) * Self.eventBytesEstimate,
+                            headRoom: StreamBytes.framingRoom)
                         writes.append((stream.later, output))
                         write = writes.count - 1
                     }
@@ -159,7 +160,9 @@ struct LogWatchers {
                     }
                 }
             }
-            for index in writes.indices { writes[index].later.send(.write(writes[index].output.takeBytes())) }
+            for index in writes.indices {
+                if let piece = Self.piece(taking: &writes[index].output) { writes[index].later.send(piece) }
+            }
         }
     }
 
@@ -168,6 +171,15 @@ struct LogWatchers {
         let next = newestFirst ? "null" : String(entries.last?.seq ?? after)
         let text = #"{"entries":["# + entries.map(\.summary).joined(separator: ",") + #"],"next":"# + next + "}"
         return HTTPResponse(status: 200, headers: InspectorAnswer.jsonHeaders, body: Array(text.utf8))
+    }
+
+    /// What `output` holds as a stream's piece, its memory handed over with no copy
+    /// (made with `StreamBytes.framingRoom` before it, the transport frames it in place);
+    /// nil when it holds nothing.
+    static func piece(taking output: inout ByteOutput) -> HTTPLater.Piece? {
+        output.takeMemory().map {
+            .write(StreamBytes(block: $0.block, headRoom: $0.headRoom, count: $0.count, size: $0.size))
+        }
     }
 
     /// One entry as a Server-Sent Event.
@@ -188,9 +200,9 @@ struct LogWatchers {
     /// were dropped, then the retained entries after it that match, up to `limit` bytes
     /// (an entry is never cut); `complete` when nothing that matches is left after them.
     static func backlog(_ log: RequestLog, after lastID: Int64, filter: RequestLog.Filter, limit: Int = .max)
-        -> (bytes: [UInt8], complete: Bool)
+        -> (events: ByteOutput, complete: Bool)
     {
-        var output = ByteOutput()
+        var output = ByteOutput(headRoom: StreamBytes.framingRoom)
         var memo = RenderMemo()
         let missed = log.firstSeq - lastID - 1
         if missed > 0 { output.append(utf8Of: "event: gap\ndata: {\"dropped\":\(missed)}\n\n") }
@@ -202,12 +214,12 @@ struct LogWatchers {
                 event(entry, into: &output, memo: &memo)
                 if output.count > limit && before > 0 {
                     output.truncate(to: before)
-                    return (output.takeBytes(), false)
+                    return (output, false)
                 }
             }
             guard page.count == 1_000, let last = page.last else { break }
             after = last.seq
         }
-        return (output.takeBytes(), true)
+        return (output, true)
     }
 }
