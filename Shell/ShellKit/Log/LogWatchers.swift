@@ -81,17 +81,20 @@ struct LogWatchers {
         streams.append(stream)
     }
 
-    /// `entry` was appended to `log`: the polls it matches are answered, the streams it
-    /// matches get it.
-    mutating func appended(_ entry: consuming RequestLog.Entry, in log: RequestLog) {
+    /// `entry` was appended to the log: the polls it matches are answered with the log's
+    /// `entries` (matching, after, at most), the streams it matches get it.
+    mutating func appended(
+        _ entry: consuming RequestLog.Entry,
+        entries: (_ matching: RequestLog.Filter, _ after: Int64, _ limit: Int) -> [RequestLog.Entry]
+    ) {
         // Asked first, here and for the streams: removing nothing from an empty array
         // still costs a call that rebuilds it (~160 instructions), once per request.
         if !polls.isEmpty {
             polls.removeAll { poll in
                 if poll.later.isGone { return true }
                 guard entry.seq > poll.after, poll.filter.matches(entry) else { return false }
-                let entries = log.entries(matching: poll.filter, after: poll.after, limit: poll.limit)
-                poll.later.send(.complete(Self.answer(entries, after: poll.after)))
+                let found = entries(poll.filter, poll.after, poll.limit)
+                poll.later.send(.complete(Self.answer(found, after: poll.after)))
                 return true
             }
         }
