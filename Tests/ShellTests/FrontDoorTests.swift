@@ -229,42 +229,28 @@ import Testing
     /// that sends them, so the log's stream arrives in no more records than chunks.
     @Test func http11ChunksThroughTLSAreSealedTogetherNotAPieceARecord() throws {
         let shell = try Shell()
-        let socket = try #require(Self.connection(port: shell.port))
-        defer { close(socket) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let tls = try #require(TLSTestClient(ca: shell.ca, serverName: "localhost", alpn: "http/1.1"))
+        let reader = try #require(StreamReader(port: shell.port, open: { tls.open($0) }))
         func write(_ bytes: [UInt8]) -> Bool {
-            bytes.isEmpty || bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) } == bytes.count
-        }
-        var received: [UInt8] = []
-        /// Reads until `done` holds of all that came (false: the connection ended or stalled).
-        func read(until done: () -> Bool) -> Bool {
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while !done() {
-                let count = recv(socket, &chunk, chunk.count, 0)
-                guard count > 0 else { return false }
-                received += chunk[..<count].withUnsafeBufferPointer { tls.open($0) }
-            }
-            return true
+            bytes.isEmpty || bytes.withUnsafeBytes { send(reader.socket, $0.baseAddress, $0.count, 0) } == bytes.count
         }
         while !tls.connected {
-            guard write(tls.seal()), !tls.connected, read(until: { tls.connected }) else { break }
+            guard write(tls.seal()), !tls.connected, reader.read(until: { tls.connected }) else { break }
         }
         #expect(tls.connected)
         let request = Array("GET /api/v1/stream HTTP/1.1\r\nHost: localhost:\(shell.port)\r\n\r\n".utf8)
         #expect(request.withUnsafeBufferPointer { write(tls.seal($0)) })
         func chunks() -> (count: Int, text: String) {
-            let read = Self.chunks(received)
+            let read = Self.chunks(reader.received)
             return (read.sizeLines.count, read.text)
         }
         // The head and the stream's first comment come first, with the session tickets.
-        #expect(read { chunks().count >= 1 }, "\(String(decoding: received, as: UTF8.self))")
+        #expect(reader.read { chunks().count >= 1 }, "\(String(decoding: reader.received, as: UTF8.self))")
         let (before, chunksBefore) = (tls.recordsReceived, chunks().count)
         for number in 0..<16 {
             _ = try shell.send(#"{"op":"state","n":\#(number)}"#)
             // One at a time, so that the entries come in several chunks.
-            #expect(read { chunks().text.components(separatedBy: "event: log").count > number + 1 })
+            #expect(reader.read { chunks().text.components(separatedBy: "event: log").count > number + 1 })
         }
         let (records, sent) = (tls.recordsReceived - before, chunks().count - chunksBefore)
         #expect(sent >= 1 && records <= sent, "\(records) records for \(sent) chunks")
@@ -293,27 +279,20 @@ import Testing
     /// events read back whole, in order.
     @Test func http11StreamChunksAreFramedInTheRoomLeftBeforeThem() throws {
         let shell = try Shell()
-        let socket = try #require(Self.connection(port: shell.port))
-        defer { close(socket) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        Self.write(Array("GET /api/v1/stream HTTP/1.1\r\nHost: localhost:\(shell.port)\r\n\r\n".utf8), to: socket)
-        var received: [UInt8] = []
-        func read(until done: () -> Bool) -> Bool {
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while !done() {
-                let count = recv(socket, &chunk, chunk.count, 0)
-                guard count > 0 else { return false }
-                received += chunk[..<count]
-            }
-            return true
-        }
-        #expect(read { !Self.chunks(received).sizeLines.isEmpty }, "\(String(decoding: received, as: UTF8.self))")
+        let reader = try #require(StreamReader(port: shell.port))
+        Self.write(
+            Array("GET /api/v1/stream HTTP/1.1\r\nHost: localhost:\(shell.port)\r\n\r\n".utf8), to: reader.socket)
+        #expect(
+            reader.read { !Self.chunks(reader.received).sizeLines.isEmpty },
+            "\(String(decoding: reader.received, as: UTF8.self))")
         for number in 0..<3 {
             _ = try shell.send(#"{"op":"state","n":\#(number)}"#)
-            #expect(read { Self.chunks(received).text.components(separatedBy: "event: log").count > number + 1 })
+            #expect(
+                reader.read {
+                    Self.chunks(reader.received).text.components(separatedBy: "event: log").count > number + 1
+                })
         }
-        let (lines, text) = Self.chunks(received)
+        let (lines, text) = Self.chunks(reader.received)
         #expect(text.hasPrefix(": cxshell log stream\n\n"), "\(text.prefix(80))")
         #expect(text.components(separatedBy: "event: log\nid: ").count == 4, "\(text)")
         #expect(
@@ -820,4 +799,34 @@ import Testing
             #expect(shell.process.terminationReason == .exit && shell.process.terminationStatus == 0)
         }
     }
+}
+
+/// A test's end of an HTTP/1.1 connection to the shell that reads a streamed answer: what
+/// has arrived (each read passed through `open`, for TLS), read until a condition holds of
+/// it. A read stalled for 10 s fails the condition rather than hang the test.
+final class StreamReader {
+    let socket: Int32
+    private let open: (UnsafeBufferPointer<UInt8>) -> [UInt8]
+    private(set) var received: [UInt8] = []
+
+    init?(port: Int, open: @escaping (UnsafeBufferPointer<UInt8>) -> [UInt8] = { Array($0) }) {
+        guard let socket = FrontDoorTests.connection(port: port) else { return nil }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.socket = socket
+        self.open = open
+    }
+
+    /// Reads until `done` holds of all that came (false: the connection ended or stalled).
+    func read(until done: () -> Bool) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while !done() {
+            let count = recv(socket, &chunk, chunk.count, 0)
+            guard count > 0 else { return false }
+            received += chunk[..<count].withUnsafeBufferPointer(open)
+        }
+        return true
+    }
+
+    deinit { close(socket) }
 }
