@@ -115,7 +115,7 @@ public final class Session {
     public func handle(network request: HTTPRequest) -> NetworkExchange {
         var output = ByteOutput()
         let response = network.handle(request, writingLinesTo: &output)
-        return NetworkExchange(output: output.takeBytes(), response: response)
+        return NetworkExchange(output: output.bytes, response: response)
     }
 
     /// The same, its lines appended to `output` as bytes, each ended by a newline: what

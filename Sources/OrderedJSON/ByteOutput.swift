@@ -152,12 +152,6 @@ public struct ByteOutput {
     /// The bytes written, as an array of their own.
     public var bytes: [UInt8] { withBytes { Array($0) } }
 
-    /// The bytes written, as an array (a copy); the output is empty after.
-    public mutating func takeBytes() -> [UInt8] {
-        defer { self = ByteOutput(headRoom: storage.headRoom) }
-        return bytes
-    }
-
     /// The memory the bytes are in, handed over with no copy: `block` is from `malloc`
     /// and the caller frees it; the bytes are the `count` from `headRoom` on, and the
     /// block's room ends `size` bytes from its start. Nil when nothing is written. The

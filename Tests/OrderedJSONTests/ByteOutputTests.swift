@@ -32,10 +32,6 @@ struct ByteOutputTests {
             #expect(output.count == expected.count)
             #expect(output.bytes == expected, "capacity \(capacity)")
             #expect(output.withBytes { Array($0) } == expected)
-            #expect(output.takeBytes() == expected)
-            #expect(output.count == 0 && output.bytes.isEmpty, "taken, the output is empty")
-            output.append("again")
-            #expect(output.bytes == Array("again".utf8), "and can be written again")
         }
     }
 

@@ -679,7 +679,7 @@ extension RequestLog.Record {
         var out = ByteOutput()
         var memo = RenderMemo()
         writeRequestJSON(body: body, redacted: redacted, into: &out, memo: &memo)
-        return out.takeBytes()
+        return out.bytes
     }
 
     /// Appends `requestJSON(body:redacted:)` to `out`, with no array of its own.
