@@ -237,17 +237,6 @@ void http1_stream_begin(connection *c, stream *s) {
     buffer_free(&text);
 }
 
-size_t http1_chunk(buffer *out, const unsigned char *bytes, size_t len) {
-    if (!len) return 0; /* a chunk of size 0 would end the answer */
-    char size[32];
-    int n = snprintf(size, sizeof size, "%zx\r\n", len);
-    if (buffer_reserve(out, (size_t)n + len + 2) != 0) return 0;
-    buffer_append(out, size, (size_t)n);
-    buffer_append(out, bytes, len);
-    buffer_append(out, "\r\n", 2);
-    return (size_t)n;
-}
-
 size_t http1_chunk_in_place(buffer *out, unsigned char *block, size_t head, size_t len, size_t size) {
     if (!len || head < 3 || head > 18) return 0;
     size_t digits = head - 2;

@@ -29,7 +29,7 @@ struct later_op {
     op_kind kind;
     cx_http_later id;
     /* Status, headers and body; for OP_WRITE, the piece framed as an HTTP/1.1 chunk
-       (where it lies in the writer's block, or where it is copied in, so that HTTP/1's
+       (where it lies in the writer's block, or in a copy with room, so that HTTP/1's
        connection takes the bytes as they are), its size line `chunk_head` bytes long;
        HTTP/2 reads the piece inside. */
     cx_http_answer answer;
@@ -208,8 +208,13 @@ void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, void *blo
         return;
     }
     op->chunk_head = http1_chunk_in_place(&op->answer.body, block, head, len, size);
-    if (!op->chunk_head) { /* no room to frame it where it lies */
-        op->chunk_head = http1_chunk(&op->answer.body, (const unsigned char *)block + head, len);
+    if (!op->chunk_head) { /* no room to frame it where it lies: copied into a block with room */
+        size_t copy_size = HTTP1_WIDEST_CHUNK_HEAD + len + 2;
+        unsigned char *copy = len ? malloc(copy_size) : NULL;
+        if (copy) {
+            memcpy(copy + HTTP1_WIDEST_CHUNK_HEAD, (const unsigned char *)block + head, len);
+            op->chunk_head = http1_chunk_in_place(&op->answer.body, copy, HTTP1_WIDEST_CHUNK_HEAD, len, copy_size);
+        }
         free(block);
     }
     queue(door, op);

@@ -1,7 +1,8 @@
 /* A streamed piece framed as an HTTP/1.1 chunk where it lies (http1_chunk_in_place):
    its size line fills the room before the bytes in hex with leading zeros, and reads
    back as the bytes' length; room that cannot hold the line leaves the block to the
-   caller. Then the door's write (cx_front_door_stream_write) with room and without:
+   caller. Then the door's write (cx_front_door_stream_write) with room and without (a
+   copy, framed in room of its own):
    under AddressSanitizer's leak check, every block it is handed is freed. */
 #include "../../Shell/CFrontDoor/later.c"
 
@@ -85,8 +86,12 @@ int main(void) {
     cx_front_door_stream_write(&door, 2, block_of(1, 100, 101), 1, 100, 101);
     CHECK(door.ops_head && door.ops_head->chunk_head == 10 && door.ops_head->answer.body.len == 112,
           "framed in place: the op holds the block");
-    CHECK(door.ops_tail && door.ops_tail->chunk_head == 4 && door.ops_tail->answer.body.len == 4 + 100 + 2,
-          "no room: the op holds a copy framed as usual (\"64\\r\\n\")");
+    CHECK(door.ops_tail && door.ops_tail->chunk_head == HTTP1_WIDEST_CHUNK_HEAD &&
+              door.ops_tail->answer.body.len == HTTP1_WIDEST_CHUNK_HEAD + 100 + 2,
+          "no room: the op holds a copy framed in room of its own");
+    CHECK(door.ops_tail && memcmp(door.ops_tail->answer.body.data + HTTP1_WIDEST_CHUNK_HEAD, "abcdefghij", 10) == 0 &&
+              memcmp(door.ops_tail->answer.body.data, "0000000000000064\r\n", HTTP1_WIDEST_CHUNK_HEAD) == 0,
+          "the copy holds the piece after its size line");
     later_turn(&door);
     CHECK(!door.ops_head, "the ops were taken");
     pthread_mutex_destroy(&door.ops_lock);
