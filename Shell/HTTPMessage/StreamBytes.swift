@@ -29,18 +29,6 @@ public final class StreamBytes: @unchecked Sendable {
         self.size = size
     }
 
-    /// `bytes` copied into a block of their own, with framing room before them.
-    public convenience init(copying bytes: [UInt8]) {
-        let size = Self.framingRoom + bytes.count
-        guard let block = malloc(Swift.max(size, 1)) else { fatalError("out of memory: \(size) bytes for a stream") }
-        bytes.withUnsafeBytes { bytes in
-            if let base = bytes.baseAddress {
-                (block + Self.framingRoom).copyMemory(from: base, byteCount: bytes.count)
-            }
-        }
-        self.init(block: block, headRoom: Self.framingRoom, count: bytes.count, size: size)
-    }
-
     /// Hands the block over to whoever frees it; nil after the first call.
     public func take() -> UnsafeMutableRawPointer? {
         defer { block = nil }

@@ -604,20 +604,23 @@ final class Inspector {
         let later = HTTPLater(waitMilliseconds: 0)
         later.send(
             .begin(status: 200, headers: [("content-type", "text/event-stream"), ("cache-control", "no-store")]))
-        // A comment first, so a client sees the stream open before any event.
-        later.send(.write(StreamBytes(copying: Array(": cxshell log stream\n\n".utf8))))
+        // A comment first, so a client sees the stream open before any event; a resumed
+        // stream's backlog goes in the same piece.
+        var opening = ByteOutput(headRoom: StreamBytes.framingRoom)
+        opening.append(": cxshell log stream\n\n")
+        // A backlog past one slice goes a slice a connection: the stream ends after it,
+        // and the client resumes from the slice's last id (as EventSource does).
+        var complete = true
         if let resume {
-            // A backlog past one slice goes a slice a connection: the stream ends after it,
-            // and the client resumes from the slice's last id (as EventSource does).
-            var (backlog, complete) = LogWatchers.backlog(
-                world.log, after: resume, filter: filter, limit: LogWatchers.backlogSlice)
-            if let piece = LogWatchers.piece(taking: &backlog) { later.send(piece) }
-            if !complete {
-                later.send(.end)
-                var response = HTTPResponse(status: 500)
-                response.later = later
-                return InspectorAnswer(response: response)
-            }
+            complete = LogWatchers.backlog(
+                world.log, after: resume, filter: filter, limit: LogWatchers.backlogSlice, into: &opening)
+        }
+        if let piece = LogWatchers.piece(taking: &opening) { later.send(piece) }
+        if !complete {
+            later.send(.end)
+            var response = HTTPResponse(status: 500)
+            response.later = later
+            return InspectorAnswer(response: response)
         }
         world.watchers.add(LogWatchers.Stream(filter: filter, later: later))
         var response = InspectorAnswer.error(503, "the stream could not be opened: too many answers are open").response

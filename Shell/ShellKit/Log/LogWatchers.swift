@@ -199,13 +199,15 @@ struct LogWatchers {
     /// backlog written at once would pass before an HTTP/2 client's window let it out.
     static let backlogSlice = 512 << 10
 
-    /// What a stream resumed after `lastID` first gets: a gap when entries it missed
-    /// were dropped, then the retained entries after it that match, up to `limit` bytes
-    /// (an entry is never cut); `complete` when nothing that matches is left after them.
-    static func backlog(_ log: RequestLog, after lastID: Int64, filter: RequestLog.Filter, limit: Int = .max)
-        -> (events: ByteOutput, complete: Bool)
-    {
-        var output = ByteOutput(headRoom: StreamBytes.framingRoom)
+    /// What a stream resumed after `lastID` first gets, appended to `output`: a gap when
+    /// entries it missed were dropped, then the retained entries after it that match, up
+    /// to `limit` bytes of them (an entry is never cut, and at least one goes); true when
+    /// nothing that matches is left after them.
+    static func backlog(
+        _ log: RequestLog, after lastID: Int64, filter: RequestLog.Filter, limit: Int = .max,
+        into output: inout ByteOutput
+    ) -> Bool {
+        let start = output.count
         var memo = RenderMemo()
         let missed = log.firstSeq - lastID - 1
         if missed > 0 { output.append(utf8Of: "event: gap\ndata: {\"dropped\":\(missed)}\n\n") }
@@ -215,14 +217,14 @@ struct LogWatchers {
             for entry in page {
                 let before = output.count
                 event(entry, into: &output, memo: &memo)
-                if output.count > limit && before > 0 {
+                if output.count - start > limit && before > start {
                     output.truncate(to: before)
-                    return (output, false)
+                    return false
                 }
             }
             guard page.count == 1_000, let last = page.last else { break }
             after = last.seq
         }
-        return (output, true)
+        return true
     }
 }
