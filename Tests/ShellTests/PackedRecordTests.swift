@@ -86,6 +86,33 @@ struct PackedRecordTests {
         }
     }
 
+    /// A slot writes a record no larger than its last over the bytes it has, grows for a
+    /// larger one, and gives its bytes back when it held a large record (over 4 KiB) and the
+    /// next is under half of it: a ring of 10,000 entries does not keep one large body's
+    /// room in each slot it once passed through.
+    @Test func aSlotKeepsItsBytesUnlessTheyAreFarTooMany() {
+        var packed = PackedRecord()
+        func take(body: Int) -> Int {
+            let request = HTTPRequest(
+                headers: [(":method", "POST"), (":path", "/3/device/aa")], body: [UInt8](repeating: 65, count: body),
+                serverName: nil, tls: false, http2: true)
+            packed.clear()
+            packed.take(network: request, answer: HTTPResponse(status: 200))
+            #expect(Parts(packed.restore(into: .empty)).requestBody == request.body, "a body of \(body) bytes")
+            return packed.bytesHeld
+        }
+        let first = take(body: 600)
+        #expect(first > 600)
+        #expect(take(body: 300) == first)  // kept
+        let grown = take(body: 1_100)
+        #expect(grown > 1_100)
+        let large = take(body: 9_000)
+        #expect(large > 9_000)
+        #expect(take(body: 5_000) == large)  // over half: kept
+        let small = take(body: 200)
+        #expect(small > 200 && small < 1_000)  // under half: given back
+    }
+
     /// A slot's bytes are the slot's own: an entry read before its slot is used again keeps
     /// what it was, and the slot's next record is its own.
     @Test func anEntryReadBeforeItsSlotIsReusedKeepsItsRecord() throws {

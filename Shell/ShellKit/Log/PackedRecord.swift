@@ -31,6 +31,9 @@ struct PackedRecord: Sendable {
     /// Whether a record is packed here (`restore` has something to put back).
     var holdsRecord: Bool { used > 0 }
 
+    /// The bytes the slot holds, the record's and those kept for the next.
+    var bytesHeld: Int { storage.count }
+
     /// Forgets the record, keeping the bytes for the next.
     mutating func clear() { used = 0 }
 
@@ -100,10 +103,10 @@ struct PackedRecord: Sendable {
     /// Room for `size` bytes, in what the slot has when it is enough: a slot that once
     /// held a large record gives its room back when the next is under half of it.
     private mutating func reserve(_ size: Int) {
-        if storage.count > 4096 && size < storage.count / 2 {
+        // Made anew, not grown: growing copied the last record's bytes, soon written over,
+        // and zeroed the rest a byte at a time.
+        if storage.count < size || (storage.count > 4096 && size < storage.count / 2) {
             storage = [UInt8](repeating: 0, count: size)
-        } else if storage.count < size {
-            storage.append(contentsOf: repeatElement(0, count: size - storage.count))
         }
     }
 
