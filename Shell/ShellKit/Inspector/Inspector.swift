@@ -313,7 +313,7 @@ final class Inspector {
 
     private func summary() -> InspectorAnswer {
         var counts = JSONObject()
-        for (source, byStatus) in world.log.counts.sorted(by: { $0.key < $1.key }) {
+        for (source, byStatus) in world.log.counts.sorted {
             var statuses = JSONObject()
             for (status, count) in byStatus.sorted(by: { $0.key < $1.key }) {
                 statuses[String(status)] = .integer(Int64(count))
@@ -830,7 +830,7 @@ final class Inspector {
         var text = ""
         text += "# HELP cx_requests_total Requests answered, by the door they came by and their status.\n"
         text += "# TYPE cx_requests_total counter\n"
-        for (source, byStatus) in world.log.counts.sorted(by: { $0.key < $1.key }) {
+        for (source, byStatus) in world.log.counts.sorted {
             for (status, count) in byStatus.sorted(by: { $0.key < $1.key }) {
                 text += "cx_requests_total{source=\"\(source)\",status=\"\(status)\"} \(count)\n"
             }

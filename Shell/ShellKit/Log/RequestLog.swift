@@ -367,7 +367,7 @@ public struct RequestLog: Sendable {
     public private(set) var nextSeq: Int64 = 1
     public private(set) var dropped: Int64 = 0
     /// Requests answered since the start, by source and status (never cleared).
-    public private(set) var counts: [String: [Int: Int]] = [:]
+    private(set) var counts = BySource<[Int: Int]>()
 
     /// How many entries a log keeps when it is not told (`serve --log-max`).
     public static let defaultMax = 10_000

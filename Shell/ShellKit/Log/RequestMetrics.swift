@@ -22,7 +22,7 @@ struct RequestMetrics {
         }
     }
 
-    private(set) var durations: [String: Durations] = [:]
+    private(set) var durations = BySource<Durations>()
     /// Deliveries by kind, in the order of `kinds`, then `other`: counted by place, as a
     /// table keyed by the kind's name hashed it for every delivery (~0.5k instructions).
     private(set) var deliveries = [Int](repeating: 0, count: kinds.count + 1)
@@ -57,7 +57,7 @@ struct RequestMetrics {
     var exposition: String {
         var text = "# HELP cx_request_duration_seconds How long the world took to answer a request, by its door.\n"
         text += "# TYPE cx_request_duration_seconds histogram\n"
-        for (source, durations) in durations.sorted(by: { $0.key < $1.key }) {
+        for (source, durations) in durations.sorted {
             var cumulative = 0
             for (index, bound) in Self.bounds.enumerated() {
                 cumulative += durations.buckets[index]
