@@ -238,7 +238,7 @@ void http1_stream_begin(connection *c, stream *s) {
 }
 
 size_t http1_chunk_in_place(buffer *out, unsigned char *block, size_t head, size_t len, size_t size) {
-    if (!len || head < 3 || head > 18) return 0;
+    if (!len || head < 3 || head > HTTP1_WIDEST_CHUNK_HEAD) return 0;
     size_t digits = head - 2;
     if (digits < 16 && len >> (4 * digits)) return 0;
     size_t end = head + len + 2;

@@ -195,14 +195,15 @@ void http1_receive(connection *c, const unsigned char *data, size_t len);
    that ended): the parser goes on with what arrived meanwhile. */
 void http1_answer_waiting(connection *c);
 void http1_stream_begin(connection *c, stream *s);
-/* `block[head, head + len)` framed as one chunk of a streamed answer where it lies, `out` (empty) taking the
-   block (from malloc, `size` bytes): the size line fills the `head` bytes before the
-   bytes, in as many hex digits as fit (leading zeros: RFC 9112's chunk-size is 1*HEXDIG).
-   Returns `head`; 0 when the room cannot hold the line (fewer than 3 bytes, more than
-   18, or too few digits for `len`) or for no bytes, and then the block is not taken. */
-size_t http1_chunk_in_place(buffer *out, unsigned char *block, size_t head, size_t len, size_t size);
 /* The room before the bytes that holds the size line of any length. */
 enum { HTTP1_WIDEST_CHUNK_HEAD = 18 };
+/* `block[head, head + len)` framed as one chunk of a streamed answer where it lies, `out`
+   (empty) taking the block (from malloc, `size` bytes): the size line fills the `head`
+   bytes before the bytes, in as many hex digits as fit (leading zeros: RFC 9112's
+   chunk-size is 1*HEXDIG). Returns `head`; 0 when the room cannot hold the line (fewer
+   than 3 bytes, more than HTTP1_WIDEST_CHUNK_HEAD, or too few digits for `len`) or for no
+   bytes, and then the block is not taken. */
+size_t http1_chunk_in_place(buffer *out, unsigned char *block, size_t head, size_t len, size_t size);
 /* Sends a chunk `http1_chunk_in_place` framed, taking `chunk`'s bytes without a copy when the
    connection has nothing else waiting to go (`chunk` is then left empty). */
 void http1_stream_write(connection *c, buffer *chunk);
