@@ -86,10 +86,10 @@ struct PackedRecordTests {
         }
     }
 
-    /// A slot writes a record no larger than its last over the bytes it has, grows for a
-    /// larger one, and gives its bytes back when it held a large record (over 4 KiB) and the
-    /// next is under half of it: a ring of 10,000 entries does not keep one large body's
-    /// room in each slot it once passed through.
+    /// A slot writes a record up to half again as large as the one that sized it over the
+    /// bytes it has, gets new bytes for a larger one, and gives its bytes back when a large
+    /// record (over 4 KiB) sized them and the next is under half of it: a ring of 10,000
+    /// entries does not keep one large body's room in each slot it once passed through.
     @Test func aSlotKeepsItsBytesUnlessTheyAreFarTooMany() {
         var packed = PackedRecord()
         func take(body: Int) -> Int {
@@ -104,6 +104,7 @@ struct PackedRecordTests {
         let first = take(body: 600)
         #expect(first > 600)
         #expect(take(body: 300) == first)  // kept
+        #expect(take(body: 880) == first)  // half again as large: kept
         let grown = take(body: 1_100)
         #expect(grown > 1_100)
         let large = take(body: 9_000)

@@ -100,13 +100,16 @@ struct PackedRecord: Sendable {
         return record
     }
 
-    /// Room for `size` bytes, in what the slot has when it is enough: a slot that once
-    /// held a large record gives its room back when the next is under half of it.
+    /// Room for `size` bytes, in what the slot has when it is enough. New bytes are half
+    /// again as many as the record needs, so that a slot a smaller record sized takes the
+    /// next service's larger one (a shell's FCM message after an APNs push) without new
+    /// bytes again; a slot that once held a large record gives its room back when the next
+    /// is under half of that record.
     private mutating func reserve(_ size: Int) {
         // Made anew, not grown: growing copied the last record's bytes, soon written over,
         // and zeroed the rest a byte at a time.
-        if storage.count < size || (storage.count > 4096 && size < storage.count / 2) {
-            storage = [UInt8](repeating: 0, count: size)
+        if storage.count < size || (storage.count > 4096 && size < storage.count / 3) {
+            storage = [UInt8](repeating: 0, count: size + size / 2)
         }
     }
 
