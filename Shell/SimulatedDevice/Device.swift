@@ -683,10 +683,17 @@ public final class Device: PushSystem {
                     "nothing: without alert, sound, badge or content-available iOS neither shows the push nor hands it to the app, in any state (DEL-2)"
             )
         }
-        let (app, allowed, process) = state.withLock { ($0.app, $0.authorization == .granted, $0.process) }
-        // PH-5: the badge is set in any app state, when notifications are allowed.
-        if allowed, let badge = aps.badge?.integerValue, badge >= 0 {
-            state.withLock { $0.badge = Int(clamping: badge) }
+        // One lock for what the delivery reads, the badge and the notification's number, where
+        // three were (the locks' share of a push 2.8k -> 2.5k instructions, callgrind).
+        let badge = aps.badge?.integerValue
+        let (app, allowed, process, sequence) = state.withLock { state in
+            let allowed = state.authorization == .granted
+            // PH-5: the badge is set in any app state, when notifications are allowed.
+            if allowed, let badge, badge >= 0 { state.badge = Int(clamping: badge) }
+            // The number the foreground's `willPresent` below names its notification by.
+            let sequence = state.nextMessage
+            if state.app == .foreground, state.process != nil, isAlert, allowed { state.nextMessage += 1 }
+            return (state.app, allowed, state.process, sequence)
         }
         func show() -> PushOutcome.Posted {
             let alert = aps.alert
@@ -712,12 +719,8 @@ public final class Device: PushSystem {
                 return PushOutcome(effect: "not presented and no event: notifications are not allowed (DEL-6)")
             }
             let live = process.push.diagnostics.liveSubscribers
-            let notificationID = state.withLock { state -> String in
-                defer { state.nextMessage += 1 }
-                return DecimalDigits.id("n", state.nextMessage)
-            }
             let options = process.push.iosBridge.willPresent(
-                IOSNotification(identifier: notificationID, userInfo: payload))
+                IOSNotification(identifier: DecimalDigits.id("n", sequence), userInfo: payload))
             if wakes { process.push.iosBridge.didReceiveRemoteNotification(userInfo: payload) }
             guard options.contains(.list) else { return PushOutcome(effect: Self.received(live, via: "willPresent")) }
             let posted = show()
@@ -764,7 +767,13 @@ public final class Device: PushSystem {
     }
 
     private func deliver(fcm message: FCMMessage, messageID: String) -> PushOutcome {
-        let (app, allowed) = state.withLock { ($0.app, $0.authorization == .granted) }
+        // One lock for what the delivery reads and for starting over the last post, which a
+        // foreground app's `onMessageReceived` sets below: three locks were ~0.27k
+        // instructions more a message.
+        let (app, allowed, foreground) = state.withLock { state in
+            Self.forgetLastPost(&state)
+            return (state.app, state.authorization == .granted, state.app == .foreground ? state.process : nil)
+        }
         if app == .forceStopped {
             return PushOutcome(
                 effect: "dropped: the app is force-stopped; nothing reaches it until it is launched (DEL-4)")
@@ -773,9 +782,10 @@ public final class Device: PushSystem {
             messageID: messageID, data: message.data,
             notification: message.isNotificationMessage
                 ? RemoteMessage.Notification(title: message.title, body: message.body, tag: message.tag) : nil)
-        if app == .foreground, let process = state.withLock({ $0.process }) {
+        if let process = foreground {
             let live = process.push.diagnostics.liveSubscribers
-            let post = postedDuring { process.push.androidBridge.onMessageReceived(remote) }
+            process.push.androidBridge.onMessageReceived(remote)
+            let post = lastPosted()
             return PushOutcome(
                 effect: Self.received(live, via: "onMessageReceived", and: post), trayID: post.id)
         }
@@ -968,12 +978,20 @@ public final class Device: PushSystem {
 
     /// Runs `body` and reports what the plugin posted while it ran.
     private func postedDuring(_ body: () -> Void) -> PushOutcome.Posted {
-        state.withLock {
-            $0.lastPost = nil
-            $0.lastBlockedChannel = nil
-        }
+        state.withLock(Self.forgetLastPost)
         body()
-        return state.withLock { state in
+        return lastPosted()
+    }
+
+    /// Starts over what the plugin posted, before it runs for a push.
+    private static func forgetLastPost(_ state: inout State) {
+        state.lastPost = nil
+        state.lastBlockedChannel = nil
+    }
+
+    /// What the plugin posted since `forgetLastPost`.
+    private func lastPosted() -> PushOutcome.Posted {
+        state.withLock { state in
             if let post = state.lastPost { return post }
             if let channel = state.lastBlockedChannel {
                 return PushOutcome.Posted(id: nil, replaced: false, blockedChannel: channel)
