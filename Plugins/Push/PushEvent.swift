@@ -51,6 +51,16 @@ public enum PushEvent {
     public static func android(
         data: JSONObject, notificationTitle: String?, notificationBody: String?, action: NotificationAction
     ) -> JSONObject {
+        var event = androidMessage(data: data, notificationTitle: notificationTitle, notificationBody: notificationBody)
+        event.appendUnique(reservedKey, .string(action.rawValue))
+        return event
+    }
+
+    /// `android(…)` up to `mobiler_push`, with room for it: what a notification the
+    /// plugin posts keeps of the message, and a tap adds its action to.
+    public static func androidMessage(data: JSONObject, notificationTitle: String?, notificationBody: String?)
+        -> JSONObject
+    {
         // Room for all at once, and no lookup for what cannot be there yet: `data`'s keys
         // are unique, and the reserved key is left out of them.
         var event = JSONObject(capacity: data.count + 3)
@@ -59,7 +69,6 @@ public enum PushEvent {
         }
         addMissing("title", notificationTitle.map(JSON.string), to: &event)
         addMissing("body", notificationBody.map(JSON.string), to: &event)
-        event.appendUnique(reservedKey, .string(action.rawValue))
         return event
     }
 
