@@ -112,15 +112,16 @@ struct ReportTests {
     @Test func theLogKeepsTheSameFactsOfEitherForm() {
         for fields in Self.allFields() {
             var typed = RequestLog.Record { _ in }
-            Report(fields).note(in: &typed)
+            Report(fields).moveFacts(into: &typed)
             var object = RequestLog.Record { _ in }
-            Report(Self.object(fields)).note(in: &object)
+            Report(Self.object(fields)).moveFacts(into: &object)
             #expect(typed.devices == object.devices)
             #expect(typed.reason == object.reason && typed.error == object.error)
             #expect(typed.effect == object.effect && typed.chaos == object.chaos)
         }
         var record = RequestLog.Record { _ in }
-        Report(Report.Fields(network: "fcm", status: 200, devices: [("d2", "a"), ("d3", "b")])).note(in: &record)
+        Report(Report.Fields(network: "fcm", status: 200, devices: [("d2", "a"), ("d3", "b")])).moveFacts(
+            into: &record)
         #expect(record.devices == ["d2", "d3"])
     }
 }

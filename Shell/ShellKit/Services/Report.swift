@@ -124,20 +124,22 @@ struct Report {
         output.appendJSONString(value)
     }
 
-    /// The report's facts a log entry keeps: the devices it reached, its reason, error,
-    /// effect and chaos rule.
-    func note(in record: inout RequestLog.Record) {
-        switch form {
-        case .fields(let fields):
-            if let device = fields.device {
+    /// Moves the report's facts a log entry keeps into `record`: the devices it reached,
+    /// its reason, error, effect and chaos rule. The report is written by then; copied
+    /// rather than moved, its strings cost a retain and a release each.
+    consuming func moveFacts(into record: inout RequestLog.Record) {
+        let form = (consume self).form
+        switch consume form {
+        case .fields(var fields):
+            if let device = fields.device.take() {
                 record.touched(device)
-            } else if let devices = fields.devices {
+            } else if let devices = fields.devices.take() {
                 record.devices = devices.map(\.device)
             }
-            record.reason = fields.reason
-            record.error = fields.error
-            record.effect = fields.effect
-            record.chaos = fields.chaos
+            record.reason = fields.reason.take()
+            record.error = fields.error.take()
+            record.effect = fields.effect.take()
+            record.chaos = fields.chaos.take()
         case .object(let object):
             // One pass over the members, where a lookup each would pass six times; a
             // key's first byte turns away most members before any text is compared.
