@@ -94,8 +94,9 @@ final class NetworkDoor {
 
     /// Logs the request as answered, taking the report: a closure in `handle` that
     /// captured it copied it (a retain and a release for each of its strings, ~0.6k
-    /// instructions a push); this one takes it out of a variable it captures, and the log
-    /// takes its facts from it. The request is still copied: `handle` only borrows it.
+    /// instructions a push); this one takes it out of a variable it captures (the log
+    /// calls it once at most), and the log takes its facts from it. The request is still
+    /// copied: `handle` only borrows it.
     private func finish(
         _ request: borrowing HTTPRequest, report: consuming Report, response: borrowing HTTPResponse,
         deliveries: [String]
