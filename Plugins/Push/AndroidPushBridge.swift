@@ -128,11 +128,11 @@ public struct AndroidPushBridge: Sendable {
         // The notification keeps the message without `mobiler_push`, the event has it
         // last: its text is taken before the key is added, where a copy of the event with
         // the key looked up and removed was ~0.2k instructions of every message.
-        var event = PushEvent.androidMessage(
+        let kept = PushEvent.androidMessage(
             data: message.data, notificationTitle: message.notification?.title,
             notificationBody: message.notification?.body)
-        let stored = event.compactText
-        event.appendUnique(PushEvent.reservedKey, .string(NotificationAction.received.rawValue))
+        let stored = kept.compactText
+        let event = PushEvent.android(consume kept, action: .received)
         if plugin.system.isAppInForeground() { plugin.received(event: event) }
         // Two distinct keys, appended into room made for them: a list of pairs made an
         // array to read and looked each key up (~0.3k instructions of every message).

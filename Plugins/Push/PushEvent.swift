@@ -51,7 +51,14 @@ public enum PushEvent {
     public static func android(
         data: JSONObject, notificationTitle: String?, notificationBody: String?, action: NotificationAction
     ) -> JSONObject {
-        var event = androidMessage(data: data, notificationTitle: notificationTitle, notificationBody: notificationBody)
+        android(
+            androidMessage(data: data, notificationTitle: notificationTitle, notificationBody: notificationBody),
+            action: action)
+    }
+
+    /// The event of a message `androidMessage` made: it with `mobiler_push` last.
+    public static func android(_ message: consuming JSONObject, action: NotificationAction) -> JSONObject {
+        var event = message
         event.appendUnique(reservedKey, .string(action.rawValue))
         return event
     }
