@@ -90,7 +90,9 @@ let package = Package(
         // which cxshell provides, so its symbols are exported to them.
         .target(name: "PluginLoader", dependencies: ["CCX", "CX", "CXHost"], path: "Shell/PluginLoader"),
         .executableTarget(
-            name: "cxshell", dependencies: ["ShellKit", "FrontDoor", "PluginLoader", "CXHost", "OrderedJSON"], path: "Shell/cxshell",
+            name: "cxshell",
+            dependencies: ["ShellKit", "FrontDoor", "HTTPMessage", "PluginLoader", "CXHost", "OrderedJSON"],
+            path: "Shell/cxshell",
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(
             name: "cxbench",

@@ -34,7 +34,7 @@ final class RequestHandoff: @unchecked Sendable {
     private let running = Monitor(false)
     /// The handler, which holds what it serves (the shell's world): once `stop` has
     /// joined the thread, only this object holds it, and whoever drops this drops the world.
-    private let batches: @Sendable ([HTTPRequest]) -> [HTTPResponse]
+    private let batches: @Sendable (inout RequestBatch) -> [HTTPResponse]
     private var thread = pthread_t()
     /// Answers given later that the door still holds, by id, with the ids whose client
     /// went away before the handling thread got to them. An entry goes when its answer
@@ -50,7 +50,7 @@ final class RequestHandoff: @unchecked Sendable {
         var gone: Set<cx_http_later> = []
     }
 
-    init(_ batches: @escaping @Sendable ([HTTPRequest]) -> [HTTPResponse]) {
+    init(_ batches: @escaping @Sendable (inout RequestBatch) -> [HTTPResponse]) {
         self.batches = batches
         ring = HandoffRing(bound: Self.limit)
         // A thread of its own, joined in `stop`: what it leaves to its own end (OpenSSL's
@@ -117,13 +117,10 @@ final class RequestHandoff: @unchecked Sendable {
     /// the next is taken. Past a stop, what still waits is not handled.
     private func run() {
         var items: [Item] = []
-        var requests: [HTTPRequest] = []
         items.reserveCapacity(Self.batchSize)
-        requests.reserveCapacity(Self.batchSize)
         while ring.take(most: Self.batchSize, into: &items) {
-            for index in items.indices { requests.append(items[index].request.take()!) }
-            let responses = batches(requests)
-            requests.removeAll(keepingCapacity: true)
+            var batch = RequestBatch(items.indices.map { items[$0].request.take() })
+            let responses = batches(&batch)
             for index in items.indices {
                 settle(door: items[index].door, id: items[index].id, responses[index])
             }

@@ -14,21 +14,6 @@ public struct HTTPRequest: Sendable {
     /// HTTP/2 (else HTTP/1.1).
     public var http2: Bool
 
-    public init(headers: HTTPHeaders, body: [UInt8], serverName: String?, tls: Bool, http2: Bool) {
-        self.headers = headers
-        path = headers.value(named: ":path")
-        self.body = body
-        self.serverName = serverName
-        self.tls = tls
-        self.http2 = http2
-    }
-
-    public init(
-        headers: [(name: String, value: String)], body: [UInt8], serverName: String?, tls: Bool, http2: Bool
-    ) {
-        self.init(headers: HTTPHeaders(headers), body: body, serverName: serverName, tls: tls, http2: http2)
-    }
-
     /// The first value of `name`.
     public func header(_ name: StaticString) -> String? { headers.value(named: name) }
 
@@ -112,6 +97,24 @@ public struct HTTPRequest: Sendable {
     private static func lowercasedText(_ host: UnsafeBufferPointer<UInt8>) -> String {
         guard host.contains(where: { (65...90).contains($0) }) else { return String(decoding: host, as: UTF8.self) }
         return String(decoding: host.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+}
+
+// Its initializers delegate to the memberwise one, which the type keeps only while none is
+// declared in its body: one that assigns its members itself copies the whole request
+// once and destroys the copy (~0.25k instructions a request, Swift 6.3 -O, for a struct of
+// more than seven values).
+extension HTTPRequest {
+    public init(headers: HTTPHeaders, body: [UInt8], serverName: String?, tls: Bool, http2: Bool) {
+        self.init(
+            headers: headers, path: headers.value(named: ":path"), body: body, serverName: serverName, tls: tls,
+            http2: http2)
+    }
+
+    public init(
+        headers: [(name: String, value: String)], body: [UInt8], serverName: String?, tls: Bool, http2: Bool
+    ) {
+        self.init(headers: HTTPHeaders(headers), body: body, serverName: serverName, tls: tls, http2: http2)
     }
 }
 

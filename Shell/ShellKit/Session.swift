@@ -112,7 +112,7 @@ public final class Session {
 
     /// The services behind the front door, chosen by host, then by path, and the
     /// inspector; the same validators as the line protocol's.
-    public func handle(network request: HTTPRequest) -> NetworkExchange {
+    public func handle(network request: consuming HTTPRequest) -> NetworkExchange {
         var output = ByteOutput()
         let response = network.handle(request, writingLinesTo: &output)
         return NetworkExchange(output: output.bytes, response: response)
@@ -120,7 +120,9 @@ public final class Session {
 
     /// The same, its lines appended to `output` as bytes, each ended by a newline: what
     /// a server writes out, with no `String` made of them.
-    public func handle(network request: HTTPRequest, writingLinesTo output: inout ByteOutput) -> HTTPResponse {
+    public func handle(
+        network request: consuming HTTPRequest, writingLinesTo output: inout ByteOutput
+    ) -> HTTPResponse {
         network.handle(request, writingLinesTo: &output)
     }
 

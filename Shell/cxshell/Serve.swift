@@ -1,6 +1,7 @@
 import CXHost
 import Foundation
 import FrontDoor
+import HTTPMessage
 import OrderedJSON
 import ShellKit
 
@@ -210,10 +211,12 @@ enum Serve {
                     busy: Session.busyAnswer,
                     // The door's thread does TLS, HTTP/2 and sockets; this one, the world:
                     // each batch's lines are written before any of its answers goes out.
-                    batches: { requests in
+                    batches: { batch in
                         world.withLock { world in
-                            let responses = requests.map { request in
-                                world.session.handle(network: request, writingLinesTo: &world.pending)
+                            var responses: [HTTPResponse] = []
+                            responses.reserveCapacity(batch.count)
+                            while let request = batch.next() {
+                                responses.append(world.session.handle(network: request, writingLinesTo: &world.pending))
                             }
                             world.flush()
                             return responses

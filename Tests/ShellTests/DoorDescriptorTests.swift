@@ -22,7 +22,7 @@ import Testing
         let ca = try TestCA.ensure(in: scratch.path)
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
-            batches: { requests in requests.map { _ in HTTPResponse(status: 200) } })
+            batches: { batch in batch.map { _ in HTTPResponse(status: 200) } })
         defer { door.stop() }
 
         let client = try #require(FrontDoorTests.connection(port: door.port))

@@ -22,8 +22,8 @@ import Testing
             held = world
             return try FrontDoor(
                 address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
-                batches: { requests in
-                    withExtendedLifetime(world) { requests.map { _ in HTTPResponse(status: 200) } }
+                batches: { batch in
+                    withExtendedLifetime(world) { batch.map { _ in HTTPResponse(status: 200) } }
                 })
         }()
         #expect(held != nil)
@@ -43,9 +43,9 @@ import Testing
         let end = ThreadEnd()
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
-            batches: { requests in
+            batches: { batch in
                 end.watchThisThread()
-                return requests.map { _ in HTTPResponse(status: 200) }
+                return batch.map { _ in HTTPResponse(status: 200) }
             })
         let client = try #require(HTTP2TestClient(port: door.port))
         let stream = client.request("GET", "127.0.0.1", "/x", body: 0)
@@ -66,11 +66,11 @@ import Testing
         let largestBatch = Monitor(0)
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
-            batches: { requests in
+            batches: { batch in
                 gate.wait(until: { $0 }, then: { _ in })
-                handled.withLock { $0 += requests.count }
-                largestBatch.withLock { $0 = max($0, requests.count) }
-                return requests.map { _ in HTTPResponse(status: 200, body: Array("done\n".utf8)) }
+                handled.withLock { $0 += batch.count }
+                largestBatch.withLock { $0 = max($0, batch.count) }
+                return batch.map { _ in HTTPResponse(status: 200, body: Array("done\n".utf8)) }
             })
         defer { door.stop() }
         // 40 connections of 100 streams: 4,000 requests at once, more than the bound.
@@ -120,8 +120,8 @@ import Testing
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
             busy: { _ in HTTPResponse(status: 503, body: Array("busy".utf8)) },
-            batches: { requests in
-                requests.map { request in
+            batches: { batch in
+                batch.map { request in
                     if request.path?.hasPrefix("/poll") == true {
                         var response = HTTPResponse(status: 500)
                         response.later = HTTPLater(waitMilliseconds: 0)
@@ -170,9 +170,9 @@ import Testing
         let polls = Monitor<[HTTPLater]>([])
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
-            batches: { requests in
+            batches: { batch in
                 gate.wait(until: { $0 }, then: { _ in })
-                return requests.map { request in
+                return batch.map { request in
                     guard request.path?.hasPrefix("/poll") == true else { return HTTPResponse(status: 200) }
                     var response = HTTPResponse(status: 500)
                     response.later = HTTPLater(waitMilliseconds: 0)
@@ -216,8 +216,8 @@ import Testing
         let held = Monitor<[(number: Int, later: HTTPLater)]>([])
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
-            batches: { requests in
-                requests.map { request in
+            batches: { batch in
+                batch.map { request in
                     // Held with no deadline: the answer comes through `later`.
                     let later = HTTPLater(waitMilliseconds: 0)
                     let number = Int(request.path?.split(separator: "/").last ?? "") ?? -1

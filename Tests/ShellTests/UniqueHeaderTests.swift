@@ -19,8 +19,8 @@ import Testing
         let answered = Monitor(0)
         let door = try FrontDoor(
             address: "127.0.0.1", port: 0, ca: ca, tunnelHosts: { _ in false },
-            batches: { requests in
-                requests.map { request in
+            batches: { batch in
+                batch.map { request in
                     let number = answered.withLock {
                         $0 += 1
                         return $0

@@ -158,7 +158,7 @@ public struct RequestLog: Sendable {
         /// Keeps a request that came over the network, its body and its answer, packed
         /// into the record's own bytes; they come back as its `request`, `body` and
         /// `exchange` in an entry read from the log (`RequestLog.Entry.record`).
-        public mutating func keep(network request: HTTPRequest, answer response: HTTPResponse) {
+        public mutating func keep(network request: consuming HTTPRequest, answer response: HTTPResponse) {
             guard keepsUnpacked else { return packed.take(network: request, answer: response) }
             self.request = .network(request)
             if !request.body.isEmpty { body = request.body }

@@ -1,0 +1,12 @@
+import FrontDoor
+import HTTPMessage
+
+extension RequestBatch {
+    /// The answers `transform` gives each request still in the batch, in order: how a
+    /// test's handler reads like a `map` (`cxshell serve` loops over `next()`).
+    mutating func map(_ transform: (HTTPRequest) -> HTTPResponse) -> [HTTPResponse] {
+        var responses: [HTTPResponse] = []
+        while let request = next() { responses.append(transform(request)) }
+        return responses
+    }
+}
