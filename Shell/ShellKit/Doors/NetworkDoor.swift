@@ -229,9 +229,9 @@ final class NetworkDoor {
         _ record: inout RequestLog.Record, of request: consuming HTTPRequest, report: consuming Report,
         response: HTTPResponse, deliveries: [String]
     ) {
-        record.keep(network: request, answer: response)
         report.moveFacts(into: &record)
         record.deliveries = deliveries
+        record.keep(network: request, answer: response)
     }
 
     /// A service the front door answers for, by its host (front-door.md's table), or

@@ -158,12 +158,17 @@ public struct RequestLog: Sendable {
         /// Keeps a request that came over the network, its body and its answer, packed
         /// into the record's own bytes; they come back as its `request`, `body` and
         /// `exchange` in an entry read from the log (`RequestLog.Entry.record`).
+        ///
+        /// Inlined: made a function of its own, it was given the request borrowed (the
+        /// packed path only reads it), and the unpacked path copied it to keep it.
+        @inline(__always)
         public mutating func keep(network request: consuming HTTPRequest, answer response: HTTPResponse) {
             guard keepsUnpacked else { return packed.take(network: request, answer: response) }
-            self.request = .network(request)
             if !request.body.isEmpty { body = request.body }
             exchange = .init(
                 tls: request.tls, http2: request.http2, responseHeaders: response.headers, responseBody: response.body)
+            // Moved in last: read after it was moved, the request was copied.
+            self.request = .network(request)
         }
 
         /// Whether `keep(network:answer:)` keeps the request as it is: for an entry a
