@@ -17,7 +17,12 @@ public struct APNsRequest: Sendable {
     public var normalizedPathToken: String?
     /// Which APNs host the request went to.
     public var environment: APNsEnvironment
+}
 
+// Its initializers delegate to the memberwise one, which the type keeps only while its body
+// declares none: one that assigns the members itself copies the whole request once and
+// destroys the copy (Swift 6.3 -O, for a struct of more than seven values).
+extension APNsRequest {
     /// Headers by name in any case (the line protocol's `headers` object).
     public init(
         headers: [String: String], body: [UInt8], parsedBody: JSON? = nil, token: String?,
@@ -32,11 +37,9 @@ public struct APNsRequest: Sendable {
         headers: APNsHeaders, body: [UInt8], parsedBody: JSON? = nil, token: String?,
         environment: APNsEnvironment = .production
     ) {
-        self.headers = headers
-        self.body = body
-        self.parsedBody = parsedBody
-        self.token = token
-        self.environment = environment
+        self.init(
+            headers: headers, body: body, parsedBody: parsedBody, token: token, normalizedPathToken: nil,
+            environment: environment)
     }
 }
 
