@@ -97,18 +97,16 @@ public struct TrayNotification: Sendable, Equatable {
             self.intent = intent
         }
     }
+}
 
-    public init(
-        title: String?, body: String?, tag: String?, intentAction: String?, intentExtras: JSONObject,
-        actions: [Button] = [], channelID: String? = nil, icon: String? = nil
-    ) {
-        self.title = title
-        self.body = body
-        self.tag = tag
-        self.intentAction = intentAction
-        self.intentExtras = intentExtras
-        self.actions = actions
-        self.channelID = channelID
-        self.icon = icon
+// The Android plugin makes a notification with the memberwise initializer, which the type
+// keeps only while its body declares none: one that assigns the members itself copies the
+// notification and destroys the copy (Swift 6.3 -O, for a struct of more than seven values).
+extension TrayNotification {
+    /// A notification with no buttons, on no channel, with no icon of its own.
+    public init(title: String?, body: String?, tag: String?, intentAction: String?, intentExtras: JSONObject) {
+        self.init(
+            title: title, body: body, tag: tag, intentAction: intentAction, intentExtras: intentExtras, actions: [],
+            channelID: nil, icon: nil)
     }
 }

@@ -29,21 +29,19 @@ struct Tray {
         buttons: [TrayEntry.Button] = [], presented: TrayEntry.Presentation? = nil, channel: String? = nil,
         icon: String? = nil
     ) -> PushOutcome.Posted {
-        var posted = PushOutcome.Posted(id: nil, replaced: false)
         let id: String
+        var replaced = false
+        var dropped: (id: String, kept: Int)?
         var takesTheOldestsPlace = false
         // Collapse keys are unique in the tray, so the ring's order does not matter here.
         if let key = collapseKey, let index = ring.firstIndex(where: { $0.collapseKey == key }) {
             id = ring[index].id
             remove(at: index)
-            posted.replaced = true
+            replaced = true
         } else {
             if ring.count >= limit.count {
-                if limit.refusesNew {
-                    posted.full = limit.count
-                    return posted
-                }
-                posted.dropped = (ring[start].id, kept: limit.count)
+                if limit.refusesNew { return PushOutcome.Posted(id: nil, replaced: false, full: limit.count) }
+                dropped = (ring[start].id, kept: limit.count)
                 if ring.count > limit.count {
                     // More than the limit (a state file's, or a limit lowered): the oldest go.
                     unwrap()
@@ -54,7 +52,6 @@ struct Tray {
             id = DecimalDigits.id("t", nextID)
             nextID += 1
         }
-        posted.id = id
         let entry = TrayEntry(
             id: id, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
             presented: presented, channel: channel, icon: icon)
@@ -65,7 +62,9 @@ struct Tray {
             unwrap()
             ring.append(entry)
         }
-        return posted
+        // Made where it is returned: filled in a variable and returned, it was copied and
+        // the variable destroyed (~0.2k instructions a post, Swift 6.3 -O).
+        return PushOutcome.Posted(id: id, replaced: replaced, dropped: dropped)
     }
 
     mutating func remove(_ id: String) -> TrayEntry? {
