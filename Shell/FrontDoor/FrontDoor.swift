@@ -41,9 +41,9 @@ public final class FrontDoor: @unchecked Sendable {
     /// certificate, and serves until `stop`. `tunnelHosts` says which hosts a CONNECT
     /// may open a tunnel to; `handshakes`, whether a TLS handshake for a server name
     /// (SNI, else the CONNECT target, else "") may go on; it runs on the door's thread,
-    /// before the handshake's answer is sent. `batches` takes the
-    /// requests read so far from a `RequestBatch`, in order, on the handling thread, and returns their answers in
-    /// the same order; none goes out before it returns. A request is taken only when the
+    /// before the handshake's answer is sent. `batches` takes the requests read so far
+    /// from a `RequestBatch`, in order, on the handling thread, and returns their answers
+    /// in the same order; none goes out before it returns. A request is taken only when the
     /// transport can hold its answer (`MAX_HELD_ANSWERS`, shared with long polls, streams
     /// and answers held by a deadline) and fewer than `RequestHandoff.limit` wait; else it
     /// gets `busy`'s answer at once (a 503 the request's service would give, on the door's
