@@ -68,16 +68,17 @@ public struct FCMMessage: Sendable, Equatable {
 // itself copies the whole message once and destroys the copy (~0.5k instructions a
 // message, Swift 6.3 -O, for a struct of more than seven values).
 extension FCMMessage {
-    /// A message as the shell saves an offline phone's queue: its target, texts and
-    /// delivery options, none of Android's display options.
+    /// A message FCM accepted, as the shell saves an offline phone's queue (`validateOnly`
+    /// is false for every message kept).
     public init(
         target: FCMTarget, data: JSONObject, title: String?, body: String?, tag: String?, collapseKey: String?,
-        priority: String?, isNotificationMessage: Bool, ttlSeconds: Double?
+        priority: String?, isNotificationMessage: Bool, ttlSeconds: Double?, notificationCount: Int?,
+        channelID: String?, icon: String?
     ) {
         self.init(
             target: target, validateOnly: false, data: data, title: title, body: body, tag: tag,
             collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage,
-            ttlSeconds: ttlSeconds)
+            ttlSeconds: ttlSeconds, notificationCount: notificationCount, channelID: channelID, icon: icon)
     }
 }
 

@@ -99,6 +99,14 @@ import Testing
         _ = try reply(old, #"{"op":"device","platform":"ios"}"#)
         _ = try reply(old, #"{"op":"device","platform":"android"}"#)
         let android = try #require(try reply(old, #"{"op":"state"}"#)["token"]?.stringValue)
+        // The Android app has notifications allowed and is not in the foreground, so FCM
+        // draws what it kept and the badge follows the message's count.
+        for line in [
+            #"{"op":"permission","device":"d2","answer":"grant"}"#, #"{"op":"launch","device":"d2"}"#,
+            #"{"op":"call","device":"d2","plugin":"push","method":"register"}"#, #"{"op":"background","device":"d2"}"#,
+        ] {
+            #expect(try reply(old, line)["ok"] == true, "\(line)")
+        }
         for device in ["d1", "d2"] { _ = try reply(old, #"{"op":"network","device":"\#(device)","online":false}"#) }
         let stored = try reply(
             old,
@@ -108,7 +116,7 @@ import Testing
         for score in ["1-0", "2-0"] {
             _ = try reply(
                 old,
-                #"{"op":"fcm","body":{"message":{"token":"\#(android)","notification":{"title":"\#(score)"},"android":{"collapse_key":"score","ttl":"3600s"}}}}"#
+                #"{"op":"fcm","body":{"message":{"token":"\#(android)","notification":{"title":"\#(score)"},"android":{"collapse_key":"score","ttl":"3600s","notification":{"notification_count":7}}}}}"#
             )
         }
         let new = Session()
@@ -120,6 +128,9 @@ import Testing
             "\(apns)")
         let fcm = try reply(new, #"{"op":"network","device":"d2","online":true}"#)
         #expect(fcm["effect"]?.stringValue?.hasPrefix("d2 is back online; FCM delivered 1") == true, "\(fcm)")
+        // The message kept its display options across the restart: the badge is the count it set.
+        let state = try reply(new, #"{"op":"state","device":"d2"}"#)
+        #expect(state["badge"] == 7, "\(fcm) \(state)")
     }
 
     @Test(arguments: [

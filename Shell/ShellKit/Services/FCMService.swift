@@ -492,6 +492,7 @@ extension FCMService: WorldService {
 
     static func saved(_ kept: OfflineQueue.Kept) -> JSON {
         let message = kept.message
+        let count: JSON = message.notificationCount.map { .integer(Int64($0)) } ?? .null
         let target: JSON =
             switch message.target {
             case .token(let token): .object(JSONObject([("token", .string(token))]))
@@ -508,6 +509,9 @@ extension FCMService: WorldService {
                 ("priority", message.priority.map(JSON.string) ?? .null),
                 ("notification", .bool(message.isNotificationMessage)),
                 ("ttl_s", message.ttlSeconds.map(JSON.real) ?? .null),
+                ("notification_count", count),
+                ("channel_id", message.channelID.map(JSON.string) ?? .null),
+                ("icon", message.icon.map(JSON.string) ?? .null),
             ]))
     }
 
@@ -529,7 +533,8 @@ extension FCMService: WorldService {
             title: try item.optionalString("title"), body: try item.optionalString("body"),
             tag: try item.optionalString("tag"), collapseKey: try item.optionalString("collapse_key"),
             priority: try item.optionalString("priority"), isNotificationMessage: try item.bool("notification"),
-            ttlSeconds: ttl)
+            ttlSeconds: ttl, notificationCount: try item.optionalInteger("notification_count").map { Int($0) },
+            channelID: try item.optionalString("channel_id"), icon: try item.optionalString("icon"))
         return OfflineQueue.Kept(
             message: message, messageID: try item.string("message_id"), until: try item.integer("until"))
     }
