@@ -99,9 +99,9 @@ public struct TrayNotification: Sendable, Equatable {
     }
 }
 
-// The Android plugin makes a notification with the memberwise initializer, which the type
-// keeps only while its body declares none: one that assigns the members itself copies the
-// notification and destroys the copy (Swift 6.3 -O, for a struct of more than seven values).
+// The Android plugin uses the memberwise initializer, kept while the body declares none: one
+// that assigns the members copies the notification it built (Docs/Performance.md, "Copies the
+// compiler makes of a large struct").
 extension TrayNotification {
     /// A notification with no buttons, on no channel, with no icon of its own.
     public init(title: String?, body: String?, tag: String?, intentAction: String?, intentExtras: JSONObject) {

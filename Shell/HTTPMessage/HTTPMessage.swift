@@ -100,10 +100,9 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-// Its initializers delegate to the memberwise one, which the type keeps only while none is
-// declared in its body: one that assigns its members itself copies the whole request
-// once and destroys the copy (~0.25k instructions a request, Swift 6.3 -O, for a struct of
-// more than seven values).
+// Initializers delegate to the memberwise one, kept while the body declares none: one that
+// assigns the members copies the request it built (Docs/Performance.md, "Copies the compiler
+// makes of a large struct").
 extension HTTPRequest {
     public init(headers: HTTPHeaders, body: [UInt8], serverName: String?, tls: Bool, http2: Bool) {
         self.init(

@@ -19,9 +19,9 @@ public struct APNsRequest: Sendable {
     public var environment: APNsEnvironment
 }
 
-// Its initializers delegate to the memberwise one, which the type keeps only while its body
-// declares none: one that assigns the members itself copies the whole request once and
-// destroys the copy (Swift 6.3 -O, for a struct of more than seven values).
+// Initializers delegate to the memberwise one, kept while the body declares none: one that
+// assigns the members copies the request it built (Docs/Performance.md, "Copies the compiler
+// makes of a large struct").
 extension APNsRequest {
     /// Headers by name in any case (the line protocol's `headers` object).
     public init(

@@ -63,10 +63,9 @@ public struct FCMMessage: Sendable, Equatable {
     public var icon: String? = nil
 }
 
-// The validator and the reader make a message with the memberwise initializer, which the
-// type keeps only while its body declares none: an initializer that assigns the members
-// itself copies the whole message once and destroys the copy (~0.5k instructions a
-// message, Swift 6.3 -O, for a struct of more than seven values).
+// The validator and the reader use the memberwise initializer, kept while the body declares
+// none: one that assigns the members copies the message it built (Docs/Performance.md, "Copies
+// the compiler makes of a large struct").
 extension FCMMessage {
     /// A message FCM accepted, as the shell saves an offline phone's queue (`validateOnly`
     /// is false for every message kept).
