@@ -15,12 +15,17 @@ public struct RequestBatch: ~Copyable {
     /// How many requests the batch came with.
     public var count: Int { requests.count }
 
-    /// The next request not handed on yet, oldest first; nil past the last. A loop over
-    /// it rather than a method taking a closure: a request passed to a closure that
-    /// consumes it was copied for the call (Swift 6.3 -O).
-    public mutating func next() -> HTTPRequest? {
-        guard handed < requests.count else { return nil }
+    /// Whether every request has been handed on.
+    public var isEmpty: Bool { handed >= requests.count }
+
+    /// The next request not handed on yet, oldest first; the batch must not be empty.
+    /// Taken in a loop, not by a method given a closure, and not as an `Optional`: a
+    /// request passed to a closure that consumes it, or bound out of an `Optional` that
+    /// another module returned, was copied for the call (Docs/Performance.md, "Copies
+    /// the compiler makes").
+    public mutating func take() -> HTTPRequest {
+        precondition(handed < requests.count, "take() on a batch with no request left")
         handed += 1
-        return requests[handed - 1].take()
+        return requests[handed - 1].take()!
     }
 }

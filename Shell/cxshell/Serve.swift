@@ -215,8 +215,9 @@ enum Serve {
                         world.withLock { world in
                             var responses: [HTTPResponse] = []
                             responses.reserveCapacity(batch.count)
-                            while let request = batch.next() {
-                                responses.append(world.session.handle(network: request, writingLinesTo: &world.pending))
+                            while !batch.isEmpty {
+                                responses.append(
+                                    world.session.handle(network: batch.take(), writingLinesTo: &world.pending))
                             }
                             world.flush()
                             return responses
