@@ -54,15 +54,54 @@ public struct APNsHeaders: Sendable, Equatable {
     public var priority: String?
     public var pushType: String?
     public var expiration: String?
+}
 
-    public init() {}
+extension APNsHeaders {
+    /// No header read yet: what `take(name:value:)` fills. (The type declares no
+    /// initializer of its own, so that it keeps its memberwise one.)
+    public static var empty: APNsHeaders { APNsHeaders() }
 
     /// The fields APNs reads, from a request's headers; the first of each name. Only
     /// these become text, in one pass over the fields (a lookup each passed over them
     /// seven times), and the values most requests send are the program's own literals.
     public init(_ request: borrowing HTTPRequest) {
-        path = request.path
-        request.headers.forEachField { name, value in takeFirst(name: name, value: value) }
+        // Read into locals and handed to the memberwise initializer: a value the
+        // closure wrote into was copied (Docs/Performance.md, "Copies the compiler makes").
+        var method: String?
+        var id: String?
+        var topic: String?
+        var collapseID: String?
+        var priority: String?
+        var pushType: String?
+        var expiration: String?
+        request.headers.forEachField { name, value in
+            func named(_ literal: StaticString) -> Bool { name.equalsBytes(of: literal) }
+            func valueIs(_ literal: StaticString) -> Bool { value.equalsBytes(of: literal) }
+            func text() -> String { SmallASCII.string(value) }
+            switch name.count {
+            case 7:
+                if method == nil && named(":method") {
+                    method = valueIs("POST") ? "POST" : text()
+                } else if id == nil && named("apns-id") {
+                    id = text()
+                }
+            case 10: if topic == nil && named("apns-topic") { topic = text() }
+            case 13:
+                if priority == nil && named("apns-priority") {
+                    priority = valueIs("10") ? "10" : valueIs("5") ? "5" : text()
+                }
+            case 14:
+                if pushType == nil && named("apns-push-type") {
+                    pushType = valueIs("alert") ? "alert" : valueIs("background") ? "background" : text()
+                }
+            case 15: if expiration == nil && named("apns-expiration") { expiration = text() }
+            case 16: if collapseID == nil && named("apns-collapse-id") { collapseID = text() }
+            default: break
+            }
+        }
+        self.init(
+            method: method, path: request.path, id: id, topic: topic, collapseID: collapseID, priority: priority,
+            pushType: pushType, expiration: expiration)
     }
 
     /// One header as the line protocol or a dictionary gives it (the last of a name
@@ -78,33 +117,6 @@ public struct APNsHeaders: Sendable, Equatable {
         case 14: if name == "apns-push-type" { pushType = value }
         case 15: if name == "apns-expiration" { expiration = value }
         case 16: if name == "apns-collapse-id" { collapseID = value }
-        default: break
-        }
-    }
-
-    /// One field as the transport read it, unless a field of its name came before.
-    private mutating func takeFirst(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        func named(_ literal: StaticString) -> Bool { name.equalsBytes(of: literal) }
-        func valueIs(_ literal: StaticString) -> Bool { value.equalsBytes(of: literal) }
-        func text() -> String { SmallASCII.string(value) }
-        switch name.count {
-        case 7:
-            if method == nil && named(":method") {
-                method = valueIs("POST") ? "POST" : text()
-            } else if id == nil && named("apns-id") {
-                id = text()
-            }
-        case 10: if topic == nil && named("apns-topic") { topic = text() }
-        case 13:
-            if priority == nil && named("apns-priority") {
-                priority = valueIs("10") ? "10" : valueIs("5") ? "5" : text()
-            }
-        case 14:
-            if pushType == nil && named("apns-push-type") {
-                pushType = valueIs("alert") ? "alert" : valueIs("background") ? "background" : text()
-            }
-        case 15: if expiration == nil && named("apns-expiration") { expiration = text() }
-        case 16: if collapseID == nil && named("apns-collapse-id") { collapseID = text() }
         default: break
         }
     }
@@ -169,22 +181,21 @@ public struct APNsNotification: Sendable, Equatable {
     /// `apns-expiration` (UNIX seconds): until when APNs stores it for an offline device;
     /// 0: tried once, never stored; nil: stored as APNs's storage policy says.
     public var expiration: Int64? = nil
-
-    public init(
-        token: String, apnsID: String?, pushType: String?, priority: Int, collapseID: String?, payload: JSONObject,
-        expiration: Int64? = nil
-    ) {
-        self.token = token
-        self.apnsID = apnsID
-        self.pushType = pushType
-        self.priority = priority
-        self.collapseID = collapseID
-        self.payload = payload
-        self.expiration = expiration
-    }
 }
 
 extension APNsNotification {
+    /// A notification read back from the shell's state document, as `APNsRequest.validate`
+    /// made it. A factory, not an initializer: the type declares none, so that it keeps
+    /// its memberwise one (Docs/Performance.md, "Copies the compiler makes").
+    public static func restored(
+        token: String, apnsID: String?, pushType: String?, priority: Int, collapseID: String?, payload: JSONObject,
+        expiration: Int64?
+    ) -> APNsNotification {
+        APNsNotification(
+            token: token, apnsID: apnsID, pushType: pushType, priority: priority, collapseID: collapseID,
+            payload: payload, expiration: expiration)
+    }
+
     /// Where iOS hands an accepted push of this type: nil for the app's notification
     /// callbacks (alert, background, or no type), else the system framework that
     /// takes it, which the push plugin does not handle (no `events` item).

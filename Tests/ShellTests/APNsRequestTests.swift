@@ -206,7 +206,7 @@ import Testing
         for (name, values) in values {
             for value in values {
                 let fields = [(name: "user-agent", value: "x"), (name: name, value: value)]
-                var expected = APNsHeaders()
+                var expected = APNsHeaders.empty
                 for field in fields { expected.take(name: field.name, value: field.value) }
                 let request = HTTPRequest(headers: fields, body: [], serverName: nil, tls: false, http2: true)
                 #expect(APNsHeaders(request) == expected, "\(name): \(value)")
@@ -217,6 +217,6 @@ import Testing
             }
         }
         #expect(
-            APNsHeaders(HTTPRequest(headers: [], body: [], serverName: nil, tls: false, http2: true)) == APNsHeaders())
+            APNsHeaders(HTTPRequest(headers: [], body: [], serverName: nil, tls: false, http2: true)) == .empty)
     }
 }

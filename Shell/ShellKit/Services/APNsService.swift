@@ -341,7 +341,7 @@ extension APNsService: WorldService {
     /// A notification read back from `saved(_:)`.
     static func notification(_ item: WorldSnapshot.Reader) throws(WorldSnapshot.Refusal) -> APNsNotification {
         guard let payload = try item.object("payload") else { throw item.wrong("payload", "an object") }
-        return APNsNotification(
+        return .restored(
             token: try item.string("token"), apnsID: try item.optionalString("apns_id"),
             pushType: try item.optionalString("push_type"), priority: Int(try item.integer("priority")),
             collapseID: try item.optionalString("collapse_id"), payload: payload.object,

@@ -109,7 +109,7 @@ struct Request {
     /// The headers APNs reads, from `headers`: an object whose values are strings (or
     /// integers, sent as their digits), names in any case. One pass, no dictionary.
     func apnsHeaders() throws(Invalid) -> APNsHeaders {
-        var headers = APNsHeaders()
+        var headers = APNsHeaders.empty
         guard let value = fields["headers"], value != .null else { return headers }
         guard let object = value.objectValue else {
             throw invalid("\"headers\" must be an object, not \(value.typeName)")
