@@ -989,10 +989,11 @@ public final class Device: PushSystem {
         state.lastBlockedChannel = nil
     }
 
-    /// What the plugin posted since `forgetLastPost`.
+    /// What the plugin posted since `forgetLastPost`, once.
     private func lastPosted() -> PushOutcome.Posted {
         state.withLock { state in
-            if let post = state.lastPost { return post }
+            // Taken, not read: read, the post was copied out of the state.
+            if let post = state.lastPost.take() { return post }
             if let channel = state.lastBlockedChannel {
                 return PushOutcome.Posted(id: nil, replaced: false, blockedChannel: channel)
             }
@@ -1001,25 +1002,33 @@ public final class Device: PushSystem {
         }
     }
 
-    /// What a push handed to the app's `callback` did, with `live` events subscribers, then
-    /// " and " what the tray did (`posted`). The sentence is one of every push's report.
-    static func received(_ live: Int, via callback: String, and posted: PushOutcome.Posted? = nil) -> String {
+    /// What a push handed to the app's `callback` did, with `live` events subscribers. The
+    /// sentence is one of every push's report.
+    static func received(_ live: Int, via callback: String) -> String {
+        Sentence.text { appendReceived(live, via: callback, to: &$0) }
+    }
+
+    /// The same, then " and " what the tray did (`posted`). Not an optional `posted`: the
+    /// post wrapped in an `Optional` for the call was a copy of it.
+    static func received(_ live: Int, via callback: String, and posted: PushOutcome.Posted) -> String {
         Sentence.text { text in
-            if live == 0 {
-                text += callback
-                text += " ran with no events subscriber, so the received event was dropped"
-                text += " (received is never buffered, DEL-1)"
-            } else {
-                text += "delivered as received ("
-                text += callback
-                text += ") to "
-                text += live
-                text += live == 1 ? " subscriber" : " subscribers"
-            }
-            if let posted {
-                text += " and "
-                posted.appendPhrase(to: &text)
-            }
+            appendReceived(live, via: callback, to: &text)
+            text += " and "
+            posted.appendPhrase(to: &text)
+        }
+    }
+
+    private static func appendReceived(_ live: Int, via callback: String, to text: inout Sentence) {
+        if live == 0 {
+            text += callback
+            text += " ran with no events subscriber, so the received event was dropped"
+            text += " (received is never buffered, DEL-1)"
+        } else {
+            text += "delivered as received ("
+            text += callback
+            text += ") to "
+            text += live
+            text += live == 1 ? " subscriber" : " subscribers"
         }
     }
 }

@@ -42,20 +42,19 @@ public struct TrayEntry: Sendable, Equatable {
     /// Android 8.0+: the channel it was posted on, and (Android) its small icon (PH-6).
     public var channel: String?
     public var icon: String?
+}
 
+extension TrayEntry {
+    /// An entry with no channel or icon (iOS's, or one read back from a state document).
+    /// The tray makes its entries with the memberwise initializer, which the type keeps
+    /// while its body declares none (Docs/Performance.md, "Copies the compiler makes").
     public init(
         id: String, title: String?, body: String?, collapseKey: String?, content: Content, buttons: [Button] = [],
-        presented: Presentation? = nil, channel: String? = nil, icon: String? = nil
+        presented: Presentation? = nil
     ) {
-        self.id = id
-        self.title = title
-        self.body = body
-        self.collapseKey = collapseKey
-        self.content = content
-        self.buttons = buttons
-        self.presented = presented
-        self.channel = channel
-        self.icon = icon
+        self.init(
+            id: id, title: title, body: body, collapseKey: collapseKey, content: content, buttons: buttons,
+            presented: presented, channel: nil, icon: nil)
     }
 }
 
