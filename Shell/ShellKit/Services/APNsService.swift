@@ -44,12 +44,13 @@ final class APNsService {
             throw DeviceRefusal("APNs accepted a token no device holds")  // the registry and the world agree
         }
         world.touch(target)
-        if !target.isOnline { return (target, store(notification, for: target)) }
-        if target.isLowPower, notification.priority != 10 || notification.pushType == "background" {
+        let conditions = target.conditions
+        if !conditions.isOnline { return (target, store(notification, for: target)) }
+        if conditions.isLowPower, notification.priority != 10 || notification.pushType == "background" {
             return (target, holdForLowPower(notification, on: target))
         }
         // The app's state first: only a push to an app in the background needs its payload read here.
-        if target.appState == .background, Self.isBackgroundOnly(notification) {
+        if conditions.appState == .background, Self.isBackgroundOnly(notification) {
             return (target, budgeted(notification, to: target))
         }
         return (target, hand(notification, to: target))

@@ -26,7 +26,8 @@ final class FCMService {
     /// A message to a device: delivered when it is online (held while it dozes, PH-9),
     /// else kept as FCM keeps it.
     private func hand(_ message: FCMMessage, messageID: String, to device: Device) -> PushOutcome {
-        if device.isOnline, let since = device.dozeSince, Self.effectivePriority(message) != "HIGH" {
+        let conditions = device.conditions
+        if conditions.isOnline, let since = conditions.dozeSince, Self.effectivePriority(message) != "HIGH" {
             if dozeHeld[device.id]?.isEmpty ?? true { heldSince[device.id] = world.clock() }
             dozeHeld[device.id, default: []].append((message, messageID))
             let window = Self.nextMaintenanceWindow(dozeSince: since, after: world.clock())
@@ -35,7 +36,7 @@ final class FCMService {
                     "held: \(device.id) is in Doze, and a normal-priority message waits for the next maintenance window (\(RequestLog.timestamp(window))) or the end of Doze (PH-9)"
             )
         }
-        guard !device.isOnline else { return device.receive(fcm: message, messageID: messageID) }
+        guard !conditions.isOnline else { return device.receive(fcm: message, messageID: messageID) }
         let now = world.clock()
         let ttl = message.ttlSeconds ?? FCMRequest.maxTTLSeconds
         guard ttl > 0 else {
