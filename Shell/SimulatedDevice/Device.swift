@@ -310,9 +310,9 @@ public final class Device: PushSystem {
     /// iOS: whether Low Power Mode is on (PH-10).
     public var isLowPower: Bool { state.withLock { $0.lowPower } }
 
-    /// What a service asks of a device before it hands it a push, read under one lock
-    /// (a lock each was ~0.14k instructions a push): whether it is on the network, in Low
-    /// Power Mode (iOS, PH-10), since when it dozes (Android, PH-9), and its app's state.
+    /// What a service asks of a device before it hands it a push: whether it is on the
+    /// network, in Low Power Mode (iOS, PH-10), since when it dozes (Android, PH-9), and
+    /// its app's state.
     public struct Conditions: Sendable {
         public let isOnline: Bool
         public let isLowPower: Bool
@@ -320,6 +320,7 @@ public final class Device: PushSystem {
         public let appState: AppState
     }
 
+    /// The conditions, read under one lock: a lock for each was ~0.14k instructions a push.
     public var conditions: Conditions {
         state.withLock {
             Conditions(
