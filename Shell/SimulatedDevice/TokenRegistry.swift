@@ -7,27 +7,43 @@ import PushServices
 /// it, so a push finds its device in O(1), as the real services route by token.
 /// Tokens are never removed: a retired one keeps answering 410 / `UNREGISTERED`.
 public final class TokenRegistry: Sendable {
-    public struct Entry: Sendable, Equatable {
-        public var deviceID: String
+    public struct Entry: Sendable {
         public var platform: PushPlatform
-        public var bundleID: String
         public var environment: APNsEnvironment
-        public var project: String
-        public var team: String
         /// When an uninstall or a rotation retired it (ms since 1970); nil while active.
         public var retiredAt: Int64?
+        /// The names, which never change once issued, shared by every copy: an entry is
+        /// copied out of the table for each push, and with its four strings of its own,
+        /// each copy counted four references up and down (~0.3k instructions a push).
+        private let names: Names
+
+        public var deviceID: String { names.deviceID }
+        public var bundleID: String { names.bundleID }
+        public var project: String { names.project }
+        public var team: String { names.team }
+
+        private final class Names: Sendable {
+            let deviceID: String
+            let bundleID: String
+            let project: String
+            let team: String
+
+            init(deviceID: String, bundleID: String, project: String, team: String) {
+                self.deviceID = deviceID
+                self.bundleID = bundleID
+                self.project = project
+                self.team = team
+            }
+        }
 
         public init(
             deviceID: String, platform: PushPlatform, bundleID: String, environment: APNsEnvironment, project: String,
             team: String, retiredAt: Int64?
         ) {
-            self.deviceID = deviceID
             self.platform = platform
-            self.bundleID = bundleID
             self.environment = environment
-            self.project = project
-            self.team = team
             self.retiredAt = retiredAt
+            names = Names(deviceID: deviceID, bundleID: bundleID, project: project, team: team)
         }
 
         /// As APNs sees it: only APNs tokens exist for it.
