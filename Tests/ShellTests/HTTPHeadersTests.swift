@@ -20,8 +20,10 @@ import Testing
     /// a truncated sequence), which read as U+FFFD.
     static let valuePieces: [[UInt8]] = namePieces + [[0x20], [0x80], [0xE2, 0x82], [0xFF], Array("value".utf8)]
 
-    /// Every sequence here, read both ways: through the C transport's way of making it
-    /// (bytes in place) and from decoded pairs.
+    /// Every sequence here, read every way it is made: from bytes in place, apart (a
+    /// field at a time), laid out in one block as the C transport keeps them (each name
+    /// and value followed by a NUL: copied whole), and in a block with a gap somewhere (a
+    /// field at a time again); and from decoded pairs.
     @Test func readsAsAListOfDecodedPairsDoes() {
         var random = SplitMix(seed: 0x4854_5450)
         for _ in 0..<400 {
@@ -36,8 +38,12 @@ import Testing
                     fields[index].value.withUnsafeBytes { value in (name, value) }
                 }
             }
+            let gap = fields.isEmpty ? nil : Int.random(in: 0..<(2 * fields.count), using: &random)
+            let inBlocks = [nil, gap].map { Self.laidOut(fields, gapAfter: $0) }
             // Values in place are the bytes sent; the pairs' are their decoded text's.
-            let made = [(fromBytes, fields.map(\.value)), (HTTPHeaders(model), model.map { Array($0.value.utf8) })]
+            let made =
+                [(fromBytes, fields.map(\.value)), (HTTPHeaders(model), model.map { Array($0.value.utf8) })]
+                + inBlocks.map { ($0, fields.map(\.value)) }
             for (headers, valueBytes) in made {
                 #expect(headers.count == model.count)
                 #expect(headers.map(\.name) == model.map(\.name))
@@ -63,7 +69,32 @@ import Testing
         #expect(headers.repeatedName == nil)
     }
 
-    /// A request reads its path once, as it is made; the rest as asked.
+    /// `fields` as the C transport lays them out in one block: each name and value, then a
+    /// NUL; with a byte more after the piece `gapAfter` counts to (names and values in
+    /// turn), when given.
+    static func laidOut(_ fields: [(name: [UInt8], value: [UInt8])], gapAfter: Int?) -> HTTPHeaders {
+        var block: [UInt8] = []
+        var spans: [(name: Range<Int>, value: Range<Int>)] = []
+        for (index, field) in fields.enumerated() {
+            var ranges: [Range<Int>] = []
+            for (piece, bytes) in [(2 * index, field.name), (2 * index + 1, field.value)] {
+                ranges.append(block.count..<(block.count + bytes.count))
+                block += bytes + [0]
+                if piece == gapAfter { block.append(0x2A) }
+            }
+            spans.append((ranges[0], ranges[1]))
+        }
+        return block.withUnsafeBytes { bytes in
+            HTTPHeaders(count: spans.count) { index in
+                (
+                    UnsafeRawBufferPointer(rebasing: bytes[spans[index].name]),
+                    UnsafeRawBufferPointer(rebasing: bytes[spans[index].value])
+                )
+            }
+        }
+    }
+
+    /// A request reads its fields by name, `:path` the first one sent.
     @Test func aRequestReadsItsFieldsByName() {
         let request = HTTPRequest(
             headers: [(":method", "POST"), (":path", "/3/device/ab"), ("apns-id", "1"), (":path", "/other")],
