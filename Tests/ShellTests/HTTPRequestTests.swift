@@ -122,15 +122,17 @@ import Testing
 
     @Test func aPathNamesItsService() {
         typealias Service = NetworkDoor.Service
-        #expect(Service(path: "/3/device/0a1b") == .apns(nil))
-        #expect(Service(path: "/v1/projects/p/messages:send") == .fcm)
-        #expect(Service(path: "/token") == .oauth)
-        #expect(Service(path: "/webhooks/xmtp") == .webhook)
+        func service(_ path: String) -> Service? { Service(Self.request([(":path", path)])) }
+        #expect(service("/3/device/0a1b") == .apns(nil))
+        #expect(service("/v1/projects/p/messages:send") == .fcm)
+        #expect(service("/token") == .oauth)
+        #expect(service("/webhooks/xmtp") == .webhook)
         for path in ["/publish/k/k/0/c/0", "/v1/push/sub-key/k/devices/t", "/v2/push/sub-key/k/devices-apns2/t"] {
-            #expect(Service(path: path) == .pubnub)
+            #expect(service(path) == .pubnub)
         }
-        #expect(Service(path: "/3/devices") == nil)
-        #expect(Service(path: "/") == nil)
+        #expect(service("/3/devices") == nil)
+        #expect(service("/") == nil)
+        #expect(Service(Self.request([(":method", "GET")])) == nil)
         #expect(Service(host: "ps.pndsn.com") == .pubnub)
         #expect(Service(host: "eu.pndsn.com") == .pubnub)
         #expect(Service(host: "pndsn.com") == nil)
@@ -188,6 +190,6 @@ import Testing
             ("/metrics/", false), ("/livez/x?", false), ("/3/device/ab?/", false), ("?/", false),
         ] as [(String, Bool)])
     func theInspectorClaimsItsPathsWhateverTheirQuery(path: String, claimed: Bool) {
-        #expect(InspectorResource.claims(path) == claimed)
+        #expect(InspectorResource.claims(Self.request([(":path", path)])) == claimed)
     }
 }

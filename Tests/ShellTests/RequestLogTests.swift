@@ -267,6 +267,26 @@ struct RequestLogTests {
         }
     }
 
+    /// An entry's path is written from its bytes in place when that is its text and there
+    /// is nothing to redact; either way as `Redaction.path` shows the text, `null` when
+    /// none was sent.
+    @Test(
+        arguments: [
+            "/3/device/0a1b", "/v2/push/sub-key/s/devices/abc?type=apns2&auth=secret-token-123456789",
+            "/publish/k/k/0/c/0?uuid=u", "/x?", "/h\u{e9}?auth=secret-token-123456789", "/a\"b\\c", "", nil,
+        ] as [String?])
+    func anEntrysPathIsWhatItsTextWrites(path: String?) throws {
+        let request = HTTPRequest(
+            headers: [(":method", "GET")] + (path.map { [(":path", $0)] } ?? []), body: [], serverName: nil,
+            tls: false, http2: true)
+        var log = RequestLog(max: 1)
+        log.append(source: "pubnub", status: 200, at: 0) {
+            $0.keep(network: request, answer: HTTPResponse(status: 200))
+        }
+        let listed = try JSON.parse(text: try #require(log.entry(1)).summary)
+        #expect(listed["request"]?["path"] == path.map { .string(Redaction.path($0)) } ?? .null)
+    }
+
     /// A request's header fields are written from their bytes in place unless a field
     /// needs more (text that is not ASCII, a secret to redact); the reference decodes every
     /// field and redacts each, as the writer once did. Over seeded fields of every kind they

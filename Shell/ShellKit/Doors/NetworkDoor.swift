@@ -71,12 +71,11 @@ final class NetworkDoor {
                 "misdirected: this connection was opened for \(connection), and the request names \(authority)")
         case .service(let service): (report, response) = answer(request, by: service)
         case .unknownHost, .inspector:
-            let path = request.path ?? ""
-            if let service = AppwriteService.claims(request) ? .appwrite : Service(path: path) {
+            if let service = AppwriteService.claims(request) ? .appwrite : Service(request) {
                 (report, response) = answer(request, by: service)
             } else {
                 (report, response) = plainAnswer(
-                    "http", 404, "no service here answers \(request.method ?? "?") \(path)")
+                    "http", 404, "no service here answers \(request.method ?? "?") \(request.path ?? "")")
             }
         }
         let problem = world.settle()
@@ -205,7 +204,7 @@ final class NetworkDoor {
         let service: Service? =
             switch route(request) {
             case .service(let service): service
-            case .unknownHost: Service(path: request.path ?? "")
+            case .unknownHost: Service(request)
             case .inspector, .misdirected: nil
             }
         switch service {
@@ -293,7 +292,13 @@ final class NetworkDoor {
             ("oauth2.googleapis.com", .oauth),
         ]
 
-        init?(path: String) {
+        /// The service `request`'s path names.
+        init?(_ request: borrowing HTTPRequest) {
+            guard let service = request.withPath({ $0.flatMap(Service.init(path:)) }) else { return nil }
+            self = service
+        }
+
+        private init?(path: UnsafeBufferPointer<UInt8>) {
             // APNs first: the path most requests take, ahead of PubNub's several.
             if path.hasBytePrefix("/3/device/") {
                 self = .apns(nil)
@@ -332,7 +337,7 @@ final class NetworkDoor {
                 ? .service(connectionService)
                 : .misdirected(connection: connectionHost, authority: request.authorityHost ?? "")
         case (.some((_, let service)), nil), (nil, .some(let service)): return .service(service)
-        case (nil, nil): return InspectorResource.claims(request.path ?? "") ? .inspector : .unknownHost
+        case (nil, nil): return InspectorResource.claims(request) ? .inspector : .unknownHost
         }
     }
 }

@@ -69,20 +69,18 @@ enum InspectorResource: Equatable {
     /// Whether a request's path is the inspector's to answer at all: `/`, `/api/v1/…`,
     /// and the few paths beside them. Every network request asks this, so it looks at
     /// bytes, not characters.
-    static func claims(_ path: String) -> Bool {
-        var path = path
-        return path.withUTF8 { bytes in
-            guard let start = bytes.baseAddress else { return false }
-            // No name holds a `?`, so a name that matches ends where the query starts:
-            // the path is not searched for one (an APNs path is some 80 bytes).
-            func `is`(_ text: StaticString, prefix: Bool = false) -> Bool {
-                let length = text.utf8CodeUnitCount
-                guard bytes.count >= length, memcmp(start, text.utf8Start, length) == 0 else { return false }
-                return prefix || bytes.count == length || bytes[length] == UInt8(ascii: "?")
-            }
-            return `is`("/") || `is`("/api/v1/", prefix: true) || `is`("/metrics") || `is`("/livez") || `is`("/readyz")
-                || `is`("/favicon.ico")
+    static func claims(_ request: HTTPRequest) -> Bool { request.withPath { $0.map(claims) ?? false } }
+
+    private static func claims(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // No name holds a `?`, so a name that matches ends where the query starts:
+        // the path is not searched for one (an APNs path is some 80 bytes).
+        func `is`(_ text: StaticString, prefix: Bool = false) -> Bool {
+            guard bytes.hasBytePrefix(text) else { return false }
+            let length = text.utf8CodeUnitCount
+            return prefix || bytes.count == length || bytes[length] == UInt8(ascii: "?")
         }
+        return `is`("/") || `is`("/api/v1/", prefix: true) || `is`("/metrics") || `is`("/livez") || `is`("/readyz")
+            || `is`("/favicon.ico")
     }
 }
 

@@ -261,8 +261,8 @@ final class APNsService {
     /// same as `APNsRequest.normalizedToken` gives it (nil when it is not an even number
     /// of hex digits).
     static func token(_ request: HTTPRequest) -> (lowercased: String, normalized: String?) {
-        var path = request.path ?? ""
-        return path.withUTF8 { bytes in
+        request.withPath { path in
+            let bytes = path ?? UnsafeBufferPointer(start: nil, count: 0)
             // Cut as bytes and judged before any text is made of them. Decoded, not cut as
             // characters: a path that does not start `/3/device/` may put the cut inside a
             // character, where the cut text is no String (the fuzzer's find).

@@ -148,7 +148,8 @@ final class AppwriteService {
 
     /// Whether a request is Appwrite's by its path and header (a self-hosted endpoint).
     static func claims(_ request: HTTPRequest) -> Bool {
-        (request.path ?? "").hasBytePrefix("/v1/") && request.header("x-appwrite-project") != nil
+        request.withPath { $0?.hasBytePrefix("/v1/") ?? false }
+            && request.headers.firstIndex(named: "x-appwrite-project") != nil
     }
 
     func answer(_ request: HTTPRequest) -> ServiceAnswer {

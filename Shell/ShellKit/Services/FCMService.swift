@@ -266,9 +266,10 @@ final class FCMService {
             let body = JSON.object(JSONObject([("error", .object(Self.envelope(error)))])).compactBytes
             return (Report(report), HTTPResponse.json(status: error.code, body: body))
         }
-        let path = request.path ?? ""
-        guard let project = Self.project(path) else {
-            return refuse(FCMError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found: \(path)"))
+        guard let project = request.withPath({ $0.flatMap(Self.project) }) else {
+            return refuse(
+                FCMError(
+                    code: 404, status: "NOT_FOUND", message: "Requested entity was not found: \(request.path ?? "")"))
         }
         guard request.hasMethod("POST") else {
             return refuse(FCMError(code: 405, status: "METHOD_NOT_ALLOWED", message: "messages:send takes POST"))
@@ -321,18 +322,21 @@ final class FCMService {
     /// The `{project}` of `/v1/projects/{project}/messages:send`.
     /// Bytes, not characters: every message asks it.
     static func project(_ path: String) -> String? {
+        var path = path
+        return path.withUTF8 { project($0) }
+    }
+
+    /// `project(_:)` of a path's bytes in place.
+    static func project(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let prefix: StaticString = "/v1/projects/"
         let suffix: StaticString = "/messages:send"
-        guard path.hasBytePrefix(prefix), path.hasByteSuffix(suffix) else { return nil }
-        var path = path
-        return path.withUTF8 { bytes in
-            let start = prefix.utf8CodeUnitCount
-            let end = bytes.count - suffix.utf8CodeUnitCount
-            guard start < end else { return nil }
-            let project = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            guard !project.contains(UInt8(ascii: "/")) else { return nil }
-            return SmallASCII.string(project)
-        }
+        guard bytes.hasBytePrefix(prefix), bytes.hasByteSuffix(suffix) else { return nil }
+        let start = prefix.utf8CodeUnitCount
+        let end = bytes.count - suffix.utf8CodeUnitCount
+        guard start < end else { return nil }
+        let project = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        guard !project.contains(UInt8(ascii: "/")) else { return nil }
+        return SmallASCII.string(project)
     }
 
     /// Google's error envelope's `error` member.
