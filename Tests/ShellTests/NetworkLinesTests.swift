@@ -59,6 +59,41 @@ import Testing
         #expect(values.dropLast().allSatisfy { $0["network"] == nil }, "\(written)")
     }
 
+    /// APNs reads a device's path from its bytes; every other path goes to the validator
+    /// as text. Either way the answer is the one APNs gives for that path.
+    @Test func anAPNsPathIsJudgedAsTheValidatorJudgesIt() throws {
+        var output = ByteOutput()
+        let made = session.handle(
+            network: request(
+                "127.0.0.1", "/api/v1/devices", [("content-type", "application/json")],
+                #"{"platform":"ios","ready":true}"#),
+            writingLinesTo: &output)
+        let token = try #require(try JSON.parse(made.body)["devices"]?.arrayValue?.first?["token"]?.stringValue)
+        let answers: [(path: String, status: Int, reason: String?)] = [
+            ("/3/device/\(token)", 200, nil), ("/3/device/\(token.uppercased())", 200, nil),
+            ("/3/devices/\(token)", 404, "BadPath"), ("/3/Device/\(token)", 404, "BadPath"),
+            ("/3/device/", 400, "MissingDeviceToken"), ("/3/device/zz", 400, "BadDeviceToken"),
+            ("/3/device/abc", 400, "BadDeviceToken"), ("/3/device/ab", 400, "BadDeviceToken"),
+            ("/3/device/\(token)?x=1", 400, "BadDeviceToken"),
+        ]
+        for (path, status, reason) in answers {
+            let push = request(
+                "api.push.apple.com", path,
+                [
+                    ("apns-topic", "com.example.app"),
+                    (
+                        "authorization",
+                        ProviderTokenSigner().authorization(issuedAt: Date().timeIntervalSince1970, signed: false)
+                    ),
+                ],
+                #"{"aps":{"alert":"x"}}"#)
+            let response = session.handle(network: push, writingLinesTo: &output)
+            #expect(response.status == status, "\(path)")
+            let answered = response.body.isEmpty ? nil : try JSON.parse(response.body)["reason"]?.stringValue
+            #expect(answered == reason, "\(path)")
+        }
+    }
+
     @Test func theBytesAreTheLinesHandleGivesAsText() {
         // An apns-id of the sender's own: the refusal's report is the same twice.
         let refused = request(

@@ -185,8 +185,11 @@ final class APNsService {
         let entry = world.registry.entry(token: token)
         let environment = environment ?? entry?.apnsRecord?.environment ?? .production
         // The headers live in the request alone, read from there after: a copy of them
-        // kept beside it cost ~0.9k instructions a push in reference counting.
-        var push = APNsRequest(headers: APNsHeaders(request), body: request.body, token: nil, environment: environment)
+        // kept beside it cost ~0.9k instructions a push in reference counting. A device's
+        // path stands as its token; any other goes to the validator as text.
+        var push = APNsRequest(
+            headers: APNsHeaders(request, readingPath: normalized == nil), body: request.body, token: nil,
+            environment: environment)
         push.normalizedPathToken = normalized
         let result: Result<APNsNotification, APNsRejection>
         var signatureChecked = false
@@ -257,9 +260,9 @@ final class APNsService {
         }
     }
 
-    /// The device token of `/3/device/<token>`, lowercased as APNs compares it, and the
-    /// same as `APNsRequest.normalizedToken` gives it (nil when it is not an even number
-    /// of hex digits).
+    /// The device token of `/3/device/<token>`, lowercased as APNs compares it; and when
+    /// the path is that and the token an even number of hex digits, the token as
+    /// `APNsRequest.normalizedToken` gives it (the validator's `normalizedPathToken`).
     static func token(_ request: HTTPRequest) -> (lowercased: String, normalized: String?) {
         request.withPath { path in
             let bytes = path ?? UnsafeBufferPointer(start: nil, count: 0)
@@ -267,7 +270,9 @@ final class APNsService {
             // characters: a path that does not start `/3/device/` may put the cut inside a
             // character, where the cut text is no String (the fuzzer's find).
             let token = UnsafeBufferPointer(rebasing: bytes[min("/3/device/".utf8.count, bytes.count)...])
-            if let normalized = APNsRequest.normalizedToken(bytes: token) { return (normalized, normalized) }
+            if let normalized = APNsRequest.normalizedToken(bytes: token) {
+                return (normalized, bytes.hasBytePrefix("/3/device/") ? normalized : nil)
+            }
             return (String(decoding: token, as: UTF8.self).lowercased(), nil)
         }
     }
