@@ -15,7 +15,7 @@ import Foundation
 public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
     public typealias Element = (name: String, value: String)
 
-    private let storage: Storage
+    @usableFromInline let storage: Storage
     /// The field count, kept here rather than in the buffer's header: that is a class's
     /// stored property, and each read of it was checked for exclusive access at run time.
     public let endIndex: Int
@@ -183,12 +183,16 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
         firstIndex(named: name).map(value(at:))
     }
 
-    /// The value at `position`, as bytes in place.
+    /// The value at `position`, as bytes in place. Inlinable, as `withBytes` and what it
+    /// reads are: a call from another module went through the generic's witnesses, ~40
+    /// instructions a call and a closure's context, and a push reads four to six values.
+    @inlinable
     public func withValueBytes<T>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try withBytes(at: position) { _, value in try body(value) }
     }
 
     /// The field at `position`, its name and value as bytes in place.
+    @inlinable
     public func withBytes<T>(
         at position: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> T
     ) rethrows -> T {
@@ -239,14 +243,16 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
         }
     }
 
-    private func read<T>(_ body: (UnsafePointer<Field>, UnsafePointer<UInt8>) throws -> T) rethrows -> T {
+    @inlinable
+    func read<T>(_ body: (UnsafePointer<Field>, UnsafePointer<UInt8>) throws -> T) rethrows -> T {
         try storage.withUnsafeMutablePointerToElements { tail in
             let fields = UnsafeRawPointer(tail).assumingMemoryBound(to: Field.self)
             return try body(fields, tail + endIndex * MemoryLayout<Field>.stride)
         }
     }
 
-    private func checked(_ position: Int) -> Int {
+    @inlinable
+    func checked(_ position: Int) -> Int {
         precondition(position >= 0 && position < endIndex, "header position \(position) out of range")
         return position
     }
@@ -265,17 +271,24 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
 
     /// Where a field is in the bytes: its name, a NUL, its value, a NUL (the layout the
     /// front door's transport keeps them in, so that they are copied from it whole).
-    private struct Field {
-        var start: Int
-        var nameCount: Int
-        var valueCount: Int
+    @usableFromInline
+    struct Field {
+        @usableFromInline var start: Int
+        @usableFromInline var nameCount: Int
+        @usableFromInline var valueCount: Int
+
+        @usableFromInline init(start: Int, nameCount: Int, valueCount: Int) {
+            (self.start, self.nameCount, self.valueCount) = (start, nameCount, valueCount)
+        }
 
         var nameRange: Range<Int> { start..<(start + nameCount) }
+        @inlinable
         var valueRange: Range<Int> { (start + nameCount + 1)..<(start + nameCount + 1 + valueCount) }
     }
 
     /// The fields' table, then their bytes, in one allocation.
-    private final class Storage: ManagedBuffer<Void, UInt8> {
+    @usableFromInline
+    final class Storage: ManagedBuffer<Void, UInt8> {
         static func make(
             count: Int, byteCount: Int,
             _ initialize: (UnsafeMutablePointer<Field>, UnsafeMutablePointer<UInt8>) -> Void

@@ -8,7 +8,7 @@ public struct HTTPRequest: Sendable {
     /// Where `:path` is among the headers. The path is read as bytes where every request
     /// reads it (the route, an APNs token, an FCM project, the log's stream); made text
     /// when it arrived, its allocation and release were ~0.6k instructions an APNs push.
-    let pathIndex: Int?
+    @usableFromInline let pathIndex: Int?
     public var body: [UInt8]
     /// The TLS server name (SNI), or the host a proxy's CONNECT opened the tunnel to.
     public var serverName: String?
@@ -23,6 +23,7 @@ public struct HTTPRequest: Sendable {
     public var path: String? { pathIndex.map(headers.value(at:)) }
 
     /// `:path`'s bytes in place (nil: none was sent).
+    @inlinable
     public func withPath<T>(_ body: (UnsafeBufferPointer<UInt8>?) -> T) -> T {
         guard let pathIndex else { return body(nil) }
         return headers.withValueBytes(at: pathIndex) { body($0) }
