@@ -258,29 +258,11 @@ public enum Redaction {
         }
     }
 
-    /// Pieces of every secret field's name (`api_key`, `"key"`, `access_token`, …) and of a
-    /// PEM private key, lowercase: a body holding none of them has no secret. C strings
-    /// made once: a `String` passed to `strstr` was copied into a new one on every call.
-    private static let needles: [ContiguousArray<CChar>] = [
-        "pass", "secret", "private", "_key", "apikey", "\"key\"", "assertion", "_token", "auth",
-    ].map(\.utf8CString)
-
-    /// Whether any of `needles` appears in the bytes, without regard to case: most bodies
-    /// (a push's payload) are passed by this alone: one lowercase copy, NUL-terminated
-    /// (a NUL inside becomes 0x01, so the search sees every byte), and a `strstr` each.
+    /// Whether the bytes hold a piece of a secret field's name or of a PEM private key,
+    /// without regard to case (`SecretNameScan`): most bodies (a push's payload) are passed
+    /// by this alone.
     static func mayHoldSecret(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= 4 else { return false }
-        // On the stack when it fits: the array it was cost half of the check.
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { lowered in
-            for index in bytes.indices {
-                let byte = bytes[index]
-                lowered[index] = CChar(bitPattern: byte >= 65 && byte <= 90 ? byte | 0x20 : byte == 0 ? 1 : byte)
-            }
-            lowered[bytes.count] = 0
-            return needles.contains { needle in
-                needle.withUnsafeBufferPointer { strstr(lowered.baseAddress!, $0.baseAddress!) != nil }
-            }
-        }
+        bytes.withUnsafeBufferPointer { SecretNameScan.shared.appears(in: $0) }
     }
 
     /// A JSON value with its secret members redacted; at the top of a line-protocol
