@@ -323,8 +323,7 @@ public struct RequestLog: Sendable {
             output.appendJSONString(redacts ? Redaction.header(name: name, value: value) : value)
         }
 
-        /// Whether a target has a `?`, found with `memchr`: a loop over the bytes was ~3
-        /// instructions a byte of every path a stream shows.
+        /// Whether a target has a `?`: `memchr`, as `Redaction.path` looks for it.
         private static func holdsQuery(_ target: UnsafeBufferPointer<UInt8>) -> Bool {
             guard let base = target.baseAddress else { return false }
             return memchr(base, Int32(UInt8(ascii: "?")), target.count) != nil
