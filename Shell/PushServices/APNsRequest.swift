@@ -12,10 +12,10 @@ public struct APNsRequest: Sendable {
     /// The device token, when not given by a `:path` header.
     public var token: String?
     /// The token of a `:path` the caller read already and found `/3/device/<token>`, the
-    /// token an even number of hex digits, as `normalizedToken` gives it. It stands for
-    /// the path: `headers.path` is not read then, so that a caller holding the path's
-    /// bytes need not make text of them (~0.4k instructions a push). Nil: the path, if
-    /// any, is `headers.path`, checked and cut here.
+    /// token an even number of hex digits, as `normalizedToken` gives it (`pathToken(of:)`).
+    /// It stands for the path: `headers.path` is not read then, so that a caller holding
+    /// the path's bytes need not make text of them (~0.4k instructions a push). Nil: the
+    /// path, if any, is `headers.path`, checked and cut here.
     public var normalizedPathToken: String?
     /// Which APNs host the request went to.
     public var environment: APNsEnvironment
@@ -33,6 +33,35 @@ extension APNsRequest {
         var read = APNsHeaders()
         for (name, value) in headers { read.take(name: name.lowercased(), value: value) }
         self.init(headers: read, body: body, parsedBody: parsedBody, token: token, environment: environment)
+    }
+
+    /// A push as it came over the network. `pathToken`, from `pathToken(of:)`, stands
+    /// for the path when given (`normalizedPathToken`), and the path is then not made text.
+    public init(network request: borrowing HTTPRequest, pathToken: String?, environment: APNsEnvironment) {
+        self.init(
+            headers: APNsHeaders(request, readingPath: pathToken == nil), body: request.body, parsedBody: nil,
+            token: nil, normalizedPathToken: pathToken, environment: environment)
+    }
+
+    /// The path of a push to a device, before its token.
+    public static let devicePath: StaticString = "/3/device/"
+
+    /// The device token of a request's `/3/device/<token>`, lowercased as APNs compares it;
+    /// and, when the path is that and the token an even number of hex digits, the token as
+    /// `normalizedToken` gives it (`init(network:pathToken:environment:)`'s `pathToken`).
+    /// Cut from the path's bytes and judged before any text is made of them.
+    public static func pathToken(of request: borrowing HTTPRequest) -> (lowercased: String, normalized: String?) {
+        request.withPath { path in
+            let bytes = path ?? UnsafeBufferPointer(start: nil, count: 0)
+            // Decoded, not cut as characters: a path that does not start with the device
+            // path may put the cut inside a character, where the cut text is no String
+            // (the fuzzer's find).
+            let token = UnsafeBufferPointer(rebasing: bytes[min(devicePath.utf8CodeUnitCount, bytes.count)...])
+            if let normalized = normalizedToken(bytes: token) {
+                return (normalized, bytes.hasBytePrefix(devicePath) ? normalized : nil)
+            }
+            return (String(decoding: token, as: UTF8.self).lowercased(), nil)
+        }
     }
 
     public init(
@@ -59,6 +88,9 @@ public struct APNsHeaders: Sendable, Equatable {
 }
 
 extension APNsHeaders {
+    /// The fields APNs reads, from a request's headers, `:path` among them.
+    public init(_ request: borrowing HTTPRequest) { self.init(request, readingPath: true) }
+
     /// No header read yet: what `take(name:value:)` fills. (The type declares no
     /// initializer of its own, so that it keeps its memberwise one.)
     public static var empty: APNsHeaders { APNsHeaders() }
@@ -66,9 +98,9 @@ extension APNsHeaders {
     /// The fields APNs reads, from a request's headers; the first of each name. Only
     /// these become text, in one pass over the fields (a lookup each passed over them
     /// seven times), and the values most requests send are the program's own literals.
-    /// `readingPath: false` leaves `path` nil, for a caller that read it from its bytes
-    /// (`APNsRequest.normalizedPathToken`).
-    public init(_ request: borrowing HTTPRequest, readingPath: Bool = true) {
+    /// `readingPath: false` leaves `path` nil, for a request whose path's token stands for
+    /// it (`APNsRequest.init(network:pathToken:environment:)`).
+    init(_ request: borrowing HTTPRequest, readingPath: Bool) {
         // Read into locals and handed to the memberwise initializer: a value the
         // closure wrote into was copied (Docs/Performance.md, "Copies the compiler makes").
         var method: String?
@@ -105,8 +137,7 @@ extension APNsHeaders {
         }
         self.init(
             method: method, path: readingPath ? request.path : nil, id: id, topic: topic, collapseID: collapseID,
-            priority: priority,
-            pushType: pushType, expiration: expiration)
+            priority: priority, pushType: pushType, expiration: expiration)
     }
 
     /// One header as the line protocol or a dictionary gives it (the last of a name
@@ -282,7 +313,7 @@ extension APNsRequest {
             // As bytes: Character by Character, the prefix test and the cut were over
             // 1,000 instructions of every push. The prefix is ASCII, so the cut is a
             // character's edge.
-            let prefix: StaticString = "/3/device/"
+            let prefix = Self.devicePath
             guard path.hasBytePrefix(prefix) else {
                 return reject(404, "BadPath", "the path must be /3/device/<token>, got \(path)")
             }

@@ -300,7 +300,7 @@ final class NetworkDoor {
 
         private init?(path: UnsafeBufferPointer<UInt8>) {
             // APNs first: the path most requests take, ahead of PubNub's several.
-            if path.hasBytePrefix("/3/device/") {
+            if path.hasBytePrefix(APNsRequest.devicePath) {
                 self = .apns(nil)
             } else if path.hasBytePrefix("/v1/projects/") {
                 self = .fcm

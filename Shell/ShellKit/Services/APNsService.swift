@@ -181,16 +181,12 @@ final class APNsService {
         }
         // The token is read and looked up once: for the environment, the validator and
         // the delivery.
-        let (token, normalized) = Self.token(request)
+        let (token, normalized) = APNsRequest.pathToken(of: request)
         let entry = world.registry.entry(token: token)
         let environment = environment ?? entry?.apnsRecord?.environment ?? .production
         // The headers live in the request alone, read from there after: a copy of them
-        // kept beside it cost ~0.9k instructions a push in reference counting. A device's
-        // path stands as its token; any other goes to the validator as text.
-        var push = APNsRequest(
-            headers: APNsHeaders(request, readingPath: normalized == nil), body: request.body, token: nil,
-            environment: environment)
-        push.normalizedPathToken = normalized
+        // kept beside it cost ~0.9k instructions a push in reference counting.
+        let push = APNsRequest(network: request, pathToken: normalized, environment: environment)
         let result: Result<APNsNotification, APNsRejection>
         var signatureChecked = false
         if let repeated = request.repeatedHeaderName {
@@ -260,28 +256,11 @@ final class APNsService {
         }
     }
 
-    /// The device token of `/3/device/<token>`, lowercased as APNs compares it; and when
-    /// the path is that and the token an even number of hex digits, the token as
-    /// `APNsRequest.normalizedToken` gives it (the validator's `normalizedPathToken`).
-    static func token(_ request: HTTPRequest) -> (lowercased: String, normalized: String?) {
-        request.withPath { path in
-            let bytes = path ?? UnsafeBufferPointer(start: nil, count: 0)
-            // Cut as bytes and judged before any text is made of them. Decoded, not cut as
-            // characters: a path that does not start `/3/device/` may put the cut inside a
-            // character, where the cut text is no String (the fuzzer's find).
-            let token = UnsafeBufferPointer(rebasing: bytes[min("/3/device/".utf8.count, bytes.count)...])
-            if let normalized = APNsRequest.normalizedToken(bytes: token) {
-                return (normalized, bytes.hasBytePrefix("/3/device/") ? normalized : nil)
-            }
-            return (String(decoding: token, as: UTF8.self).lowercased(), nil)
-        }
-    }
-
     // MARK: Chaos
 
     /// What a chaos rule may match in an APNs request.
     func chaosFacts(_ request: HTTPRequest, environment: APNsEnvironment?) -> ChaosRules.Facts {
-        let token = Self.token(request).lowercased
+        let token = APNsRequest.pathToken(of: request).lowercased
         return ChaosRules.Facts(
             service: "apns", device: world.device(holding: token)?.id, token: token,
             topic: request.header("apns-topic"),
