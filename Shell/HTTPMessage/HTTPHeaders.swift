@@ -243,6 +243,42 @@ public struct HTTPHeaders: @unchecked Sendable, RandomAccessCollection {
         }
     }
 
+    /// Whether the fields other than pseudo-headers are `other`'s, in the same order, name
+    /// for name and value for value. Fields that lie one after another in both compare in
+    /// one `memcmp`: a client's regular fields follow its pseudo-headers in one block.
+    public func sameRegularFields(as other: HTTPHeaders) -> Bool {
+        read { fields, bytes in
+            other.read { otherFields, otherBytes in
+                var (index, otherIndex) = (0, 0)
+                // The run of fields that lie one after another in both, not compared yet.
+                var (run, otherRun, runCount) = (0, 0, 0)
+                while true {
+                    while index < endIndex, Self.isPseudoHeader(fields[index], bytes) { index += 1 }
+                    while otherIndex < other.endIndex, Self.isPseudoHeader(otherFields[otherIndex], otherBytes) {
+                        otherIndex += 1
+                    }
+                    guard index < endIndex, otherIndex < other.endIndex else {
+                        return index == endIndex && otherIndex == other.endIndex
+                            && Self.equal(bytes + run, otherBytes + otherRun, runCount)
+                    }
+                    let (field, otherField) = (fields[index], otherFields[otherIndex])
+                    // The lengths too: a NUL inside a name or value would move a boundary
+                    // that the bytes alone do not show.
+                    guard field.nameCount == otherField.nameCount, field.valueCount == otherField.valueCount else {
+                        return false
+                    }
+                    if field.start != run + runCount || otherField.start != otherRun + runCount {
+                        guard Self.equal(bytes + run, otherBytes + otherRun, runCount) else { return false }
+                        (run, otherRun, runCount) = (field.start, otherField.start, 0)
+                    }
+                    runCount += field.nameCount + field.valueCount + 2
+                    index += 1
+                    otherIndex += 1
+                }
+            }
+        }
+    }
+
     @inlinable
     func read<T>(_ body: (UnsafePointer<Field>, UnsafePointer<UInt8>) throws -> T) rethrows -> T {
         try storage.withUnsafeMutablePointerToElements { tail in

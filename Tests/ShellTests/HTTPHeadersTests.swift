@@ -62,6 +62,52 @@ import Testing
         }
     }
 
+    /// Two requests' fields have the same regular fields (all but the pseudo-headers) when
+    /// their lists of those are equal, name for name and value for value: whatever
+    /// pseudo-headers lie among them, and with NULs in names and values that would move a
+    /// boundary the bytes as they lie (each name and value followed by a NUL) do not show.
+    @Test func comparesItsRegularFieldsAsTheirListsDo() {
+        var random = SplitMix(seed: 0x5245_4755)
+        let pieces = [Array("a".utf8), [0], Array("ab".utf8), Array("é".utf8)]
+        func field() -> (name: [UInt8], value: [UInt8]) {
+            let pseudo = Int.random(in: 0..<4, using: &random) == 0
+            return ((pseudo ? [0x3A] : []) + Self.bytes(pieces, &random), Self.bytes(pieces, &random))
+        }
+        func headers(_ fields: [(name: [UInt8], value: [UInt8])]) -> HTTPHeaders {
+            HTTPHeaders(count: fields.count) { index in
+                fields[index].name.withUnsafeBytes { name in
+                    fields[index].value.withUnsafeBytes { value in (name, value) }
+                }
+            }
+        }
+        func regular(_ fields: [(name: [UInt8], value: [UInt8])]) -> [[UInt8]] {
+            fields.filter { $0.name.first != 0x3A }.flatMap { [$0.name, $0.value] }
+        }
+        var equalSeen = 0
+        for _ in 0..<3_000 {
+            let fields = (0..<Int.random(in: 0...6, using: &random)).map { _ in field() }
+            var other = fields
+            switch (Int.random(in: 0..<5, using: &random), other.isEmpty) {
+            case (0, _): break
+            case (1, _): other.insert(field(), at: Int.random(in: 0...other.count, using: &random))
+            case (2, false): other.remove(at: Int.random(in: 0..<other.count, using: &random))
+            case (3, false): other[Int.random(in: 0..<other.count, using: &random)] = field()
+            default:
+                // The same bytes as they lie (each name and value, then a NUL), cut at a NUL.
+                other = other.map { field in
+                    let joined = field.name + [0] + field.value
+                    let cut = joined.indices.filter { joined[$0] == 0 }.randomElement(using: &random)!
+                    return (Array(joined[..<cut]), Array(joined[(cut + 1)...]))
+                }
+            }
+            let same = regular(fields) == regular(other)
+            equalSeen += same ? 1 : 0
+            #expect(headers(fields).sameRegularFields(as: headers(other)) == same, "\(fields) \(other)")
+            #expect(headers(other).sameRegularFields(as: headers(fields)) == same, "\(other) \(fields)")
+        }
+        #expect(equalSeen > 500 && equalSeen < 2_500)
+    }
+
     @Test func noFieldsReadAsNone() {
         let headers = HTTPHeaders([])
         #expect(headers.isEmpty)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPMessage
 
 /// What a renderer of many entries (a stream, a backlog) keeps from one entry to the next.
 /// A client sends the same header fields with every request, which is why HTTP/2 compresses
@@ -14,6 +15,10 @@ struct RenderMemo {
     /// The header fields last written, by their place among the fields written: what was
     /// sent, and what the writer wrote for it.
     private var fields: [Field] = []
+    /// The header fields last written, and the object written for them: a client that
+    /// sends the same fields again (most do: its credentials, topic and agent) has the
+    /// object copied whole, its fields compared in one block rather than one by one.
+    private var headers: (sent: HTTPHeaders, redacted: Bool, written: [UInt8])?
 
     private struct Field {
         var nameCount = 0
@@ -37,6 +42,25 @@ struct RenderMemo {
             Self.equal(sent.baseAddress, name) && Self.equal(sent.baseAddress.map { $0 + name.count }, value)
         }
         return same ? field.written : nil
+    }
+
+    /// The `headers` object written for fields whose regular fields (all but the
+    /// pseudo-headers) are `headers`' and that were written with the same redaction; nil
+    /// when the last ones written were not those.
+    func written(_ headers: HTTPHeaders, redacted: Bool) -> [UInt8]? {
+        guard let kept = self.headers, kept.redacted == redacted, headers.sameRegularFields(as: kept.sent) else {
+            return nil
+        }
+        return kept.written
+    }
+
+    /// Keeps the `headers` object written for `headers`.
+    mutating func keep(_ headers: HTTPHeaders, redacted: Bool, written: UnsafeBufferPointer<UInt8>) {
+        var bytes = self.headers?.written ?? []
+        self.headers = nil
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: written)
+        self.headers = (headers, redacted, bytes)
     }
 
     /// Keeps what was written for the field at `place`: a place kept before, or the next.

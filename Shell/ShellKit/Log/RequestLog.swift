@@ -272,6 +272,10 @@ public struct RequestLog: Sendable {
         /// secrets redacted when the writer redacts.
         public mutating func member(_ name: StaticString, headers: HTTPHeaders) {
             key(name)
+            if let kept = memo.written(headers, redacted: redacts) {
+                return kept.withUnsafeBufferPointer { output.append($0) }
+            }
+            let objectStart = output.count
             output.append(UInt8(ascii: "{"))
             var written = 0
             headers.forEachField { name, value in
@@ -292,6 +296,9 @@ public struct RequestLog: Sendable {
                 }
             }
             output.append(UInt8(ascii: "}"))
+            output.withBytes {
+                memo.keep(headers, redacted: redacts, written: UnsafeBufferPointer(rebasing: $0[objectStart...]))
+            }
         }
 
         /// One field, `"name":"value"`, its secret redacted when the writer redacts.
