@@ -33,6 +33,19 @@ enum WorldBenchmark {
         return Array(line.utf8)
     }
 
+    /// `cxbench world-one` and `world-many`: the routed pushes of `run` into one world alone,
+    /// twice over 20,000 pushes and untimed, for callgrind (`--toggle-collect=*routePushes*`):
+    /// the two worlds' instructions and cache misses, which the timed figure cannot split.
+    static func profile(many: Bool) {
+        let (world, tokens) = makeWorld(many ? max(devices / scale, 2) : 2)
+        let lines = (0..<4096).map { push(to: tokens[many ? ($0 &* 7919) % tokens.count : $0 % 2], n: $0) }
+        for _ in 0..<2 { routePushes(world, lines) }
+    }
+
+    @inline(never) static func routePushes(_ session: Session, _ lines: [[UInt8]]) {
+        for index in 0..<20_000 { _ = session.handle(line: lines[index & 4095]) }
+    }
+
     static func run() {
         let count = max(devices / scale, 2)
         let before = residentBytes()

@@ -42,6 +42,8 @@ func measureApart(_ name: String, _ body: () -> Void) {
 
 measureApart("memory") { MemoryBenchmark.run() }
 measureApart("world") { WorldBenchmark.run() }
+// Profiling aids, run only when named: not figures.
+for side in ["world-one", "world-many"] where only.contains(side) { WorldBenchmark.profile(many: side == "world-many") }
 if wanted("history") { HistoryBenchmark.run() }
 measureApart("fleet") { FleetBenchmark.run() }
 if wanted("mqtt") { MQTTBenchmark.run() }
