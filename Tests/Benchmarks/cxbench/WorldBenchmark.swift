@@ -37,9 +37,18 @@ enum WorldBenchmark {
     /// twice over 20,000 pushes and untimed, for callgrind (`--toggle-collect=*routePushes*`):
     /// the two worlds' instructions and cache misses, which the timed figure cannot split.
     static func profile(many: Bool) {
-        let (world, tokens) = makeWorld(many ? max(devices / scale, 2) : 2)
-        let lines = (0..<4096).map { push(to: tokens[many ? ($0 &* 7919) % tokens.count : $0 % 2], n: $0) }
+        let (world, tokens) = makeWorld(many ? manyDevices : 2)
+        let lines = routedLines(tokens)
         for _ in 0..<2 { routePushes(world, lines) }
+    }
+
+    /// The many devices' world: `devices`, divided by `CXBENCH_SCALE`.
+    static var manyDevices: Int { max(devices / scale, 2) }
+
+    /// 4,096 pushes spread over `tokens` (a prime stride; over two tokens they alternate),
+    /// made ahead so that a run measures only the shell's work.
+    static func routedLines(_ tokens: [(token: String, ios: Bool)]) -> [[UInt8]] {
+        (0..<4096).map { push(to: tokens[($0 &* 7919) % tokens.count], n: $0) }
     }
 
     @inline(never) static func routePushes(_ session: Session, _ lines: [[UInt8]]) {
@@ -47,7 +56,7 @@ enum WorldBenchmark {
     }
 
     static func run() {
-        let count = max(devices / scale, 2)
+        let count = manyDevices
         let before = residentBytes()
         let (world, tokens) = makeWorld(count)
         let after = residentBytes()
@@ -58,10 +67,7 @@ enum WorldBenchmark {
             target: "bytes_per_device <= 65536", met: perDevice <= 65_536)
 
         let (single, singleTokens) = makeWorld(2)
-        // Lines made ahead, so both sides measure only the shell's work.
-        let worldLines = (0..<4096).map { push(to: tokens[($0 &* 7919) % tokens.count], n: $0) }
-        let singleLines = (0..<4096).map { push(to: singleTokens[$0 % 2], n: $0) }
-        let perPush = nanosecondsPerLine([(single, singleLines), (world, worldLines)])
+        let perPush = nanosecondsPerLine([(single, routedLines(singleTokens)), (world, routedLines(tokens))])
         let ratio = perPush[0] / perPush[1]
         report(
             "world_pushes_routed_by_token",
