@@ -125,15 +125,14 @@ public struct AndroidPushBridge: Sendable {
     /// carries this message's own payload (DEL-3, PAY-2). The OS drops the post when
     /// notifications are not allowed (DEL-6).
     public func onMessageReceived(_ message: RemoteMessage) {
-        // The notification keeps the message without `mobiler_push`, the event has it
-        // last: its text is taken before the key is added, where a copy of the event with
-        // the key looked up and removed was ~0.2k instructions of every message.
-        let kept = PushEvent.androidMessage(
+        // The notification keeps the message's text without `mobiler_push`; the event is
+        // that text with the key spliced in last, made only for a subscriber.
+        let stored = PushEvent.androidMessageText(
             data: message.data, notificationTitle: message.notification?.title,
             notificationBody: message.notification?.body)
-        let stored = kept.compactText
-        let event = PushEvent.android(consume kept, action: .received)
-        if plugin.system.isAppInForeground() { plugin.received(event: event) }
+        if plugin.system.isAppInForeground() {
+            plugin.received(text: PushEvent.android(messageText: stored, action: .received))
+        }
         // Two distinct keys, appended into room made for them: a list of pairs made an
         // array to read and looked each key up (~0.3k instructions of every message).
         var extras = JSONObject(capacity: 2)

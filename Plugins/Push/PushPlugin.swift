@@ -259,9 +259,15 @@ public final class PushPlugin: Plugin {
     /// event is never made. Returns whether any subscriber got it.
     @discardableResult
     func received(event: @autoclosure () -> JSONObject) -> Bool {
+        received(text: PushEvent.with(.received, event()).compactText)
+    }
+
+    /// `received(event:)` for an event already made text, `mobiler_push` included.
+    @discardableResult
+    func received(text: @autoclosure () -> String) -> Bool {
         guard system.platform != .web else { return false }  // EV-7
         guard state.withLock({ !$0.subscribers.isEmpty }) else { return false }
-        let text = PushEvent.with(.received, event()).compactText
+        let text = text()
         return state.withLock { state in Self.emit(text, to: state.subscribers) }
     }
 

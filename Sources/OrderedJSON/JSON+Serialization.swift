@@ -24,23 +24,41 @@ extension JSON {
     private func withCompactBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let bound = sizeBound
         let capacity = bound <= Self.largestRoomForTheWorstCase ? bound : serializedSize
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { room in
+        return Self.withBytes(writtenInto: capacity, by: write(into:), body)
+    }
+
+    /// Text that `write` writes from the pointer it is given to the one it returns, at
+    /// most `size` bytes, through temporary room: what builds no value to serialize (an
+    /// FCM message's event, written from its `data`, `PushEvent.androidMessageText`).
+    /// `write` must write valid UTF-8, and the pieces it writes with
+    /// `writeString(_:into:)` need their worst case counted in `size`.
+    public static func text(
+        ofAtMost size: Int, writtenBy write: (UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    ) -> String {
+        withBytes(writtenInto: size, by: write) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func withBytes<R>(
+        writtenInto size: Int, by write: (UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>,
+        _ body: (UnsafeBufferPointer<UInt8>) -> R
+    ) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { room in
             guard let base = room.baseAddress else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
-            let written = write(into: base) - base
+            let written = write(base) - base
             precondition(written <= room.count, "the room is below what was written")
             return body(UnsafeBufferPointer(start: base, count: written))
         }
     }
 
     /// The most room the compact forms take for a worst case; past it, they measure.
-    static let largestRoomForTheWorstCase = 65_536
+    public static let largestRoomForTheWorstCase = 65_536
 
     /// The most bytes a string of `count` UTF-8 bytes takes as a quoted JSON string:
     /// every byte `\u00XX`, and the quotes.
     public static func worstCaseSize(ofStringBytes count: Int) -> Int { 6 * count + 2 }
 
     /// At least the bytes the compact serialization takes, found from the lengths alone.
-    var sizeBound: Int {
+    public var sizeBound: Int {
         switch self {
         case .null, .bool: 5
         case .number(let number): number.text.utf8.count
@@ -86,9 +104,9 @@ extension JSON {
         }
     }
 
-    /// Writes the compact serialization at `at`, which has room for `serializedSize`
-    /// bytes; returns where it ended.
-    func write(into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    /// Writes the compact serialization at `at`, which has room for `sizeBound` bytes
+    /// (or `serializedSize`, measured); returns where it ended.
+    public func write(into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
         switch self {
         case .null: return JSON.copy("null", to: at)
         case .bool(let value): return JSON.copy(value ? "true" : "false", to: at)
@@ -190,7 +208,11 @@ extension JSON {
         return size
     }
 
-    static func writeString(_ value: String, into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    /// Writes `value` quoted and escaped at `at`, which has room for
+    /// `worstCaseSize(ofStringBytes:)` of its UTF-8 count; returns where it ended.
+    public static func writeString(_ value: String, into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<
+        UInt8
+    > {
         withBytes(of: value) { writeString(utf8: $0, into: at) }
     }
 

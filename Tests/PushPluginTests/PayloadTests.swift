@@ -34,6 +34,47 @@ import Testing
         #expect(event.compactText == #"{"type":"x","id":"1","title":"T","body":"B","mobiler_push":"received"}"#)
     }
 
+    /// The text a posted notification keeps and the event spliced from it are written from
+    /// `data` with no event built: each must be, byte for byte, what the built event writes.
+    /// Random messages: keys Android or the plugin reserves among the sender's, `title` and
+    /// `body` in the data or not, strings that need escaping and characters past ASCII, other
+    /// values than strings (a payload a test builds), notification fields or none.
+    @Test func PAY_2_theMessagesTextIsTheBuiltEventsTextWithNoEventBuilt() {
+        let keys = [
+            "title", "body", "a", "type", "from", "collapse_key", "message_type", "google.sent_time", "gcm.n.e",
+            "googl", "mobiler_push", "mobiler_action", "mobiler_input", "fromage", "k\"q", "é", "\u{1F600}", "",
+        ]
+        let strings = ["", "x", "a\"b\\c", "line\nbreak\u{0}", "é😀", String(repeating: "long ", count: 20)]
+        let values: [JSON] =
+            strings.map(JSON.string) + [.null, .bool(true), .number(JSONNumber(text: "1.50")!), .array([])]
+        // PAY-2 and PAY-4's keys, as the contract lists them.
+        for key in keys + ["google", "gcm", "gcm.", "google.", "mobiler_pushes", "m", "g", "c", "f"] {
+            let android =
+                key.hasPrefix("google.") || key.hasPrefix("gcm.") || key == "from" || key == "collapse_key"
+                || key == "message_type"
+            #expect(PushEvent.isAndroidReserved(key) == android, "\(key)")
+            #expect(PushEvent.isReserved(key) == ["mobiler_push", "mobiler_action", "mobiler_input"].contains(key))
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            var data = JSONObject()
+            for _ in 0..<Int.random(in: 0...8, using: &generator) {
+                data[keys.randomElement(using: &generator)!] = values.randomElement(using: &generator)!
+            }
+            let title = Bool.random(using: &generator) ? strings.randomElement(using: &generator) : nil
+            let body = Bool.random(using: &generator) ? strings.randomElement(using: &generator) : nil
+            let built = PushEvent.androidMessage(data: data, notificationTitle: title, notificationBody: body)
+            let text = PushEvent.androidMessageText(data: data, notificationTitle: title, notificationBody: body)
+            let message = "data \(data.compactText), title \(title ?? "nil"), body \(body ?? "nil")"
+            #expect(text == built.compactText, "\(message)")
+            for action in [NotificationAction.received, .opened] {
+                #expect(
+                    PushEvent.android(messageText: text, action: action)
+                        == PushEvent.android(built, action: action).compactText, "\(message)")
+            }
+        }
+    }
+
     @Test func PAY_3_titleAndBodyNeverOverwriteThePayloadsOwnKeys() {
         #expect(
             ios(#"{"title":"mine","aps":{"alert":{"title":"t","body":"b"}}}"#)
