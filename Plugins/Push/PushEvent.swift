@@ -65,8 +65,9 @@ public enum PushEvent {
         return event
     }
 
-    /// `android(…)` up to `mobiler_push`, with room for it: what a notification the
-    /// plugin posts keeps of the message, and a tap adds its action to.
+    /// `android(…)` up to `mobiler_push`, with room for it: the message a notification
+    /// the plugin posts keeps (as its text, `androidMessageText`), and a tap adds its
+    /// action to.
     public static func androidMessage(data: JSONObject, notificationTitle: String?, notificationBody: String?)
         -> JSONObject
     {
