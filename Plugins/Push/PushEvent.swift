@@ -88,16 +88,11 @@ public enum PushEvent {
     public static func androidMessageText(data: JSONObject, notificationTitle: String?, notificationBody: String?)
         -> String
     {
-        // Room for every member, kept or not, and both fields: a bound, found without
+        // Room for all of `data`, reserved keys too, and both fields: a bound, found without
         // asking twice which keys are reserved.
-        var size = data.count * 2 + 2
-        for (key, value) in data { size += JSON.worstCaseSize(ofStringBytes: key.utf8.count) + value.sizeBound }
+        var size = JSON.object(data).sizeBound
         if let notificationTitle { size += 10 + JSON.worstCaseSize(ofStringBytes: notificationTitle.utf8.count) }
         if let notificationBody { size += 9 + JSON.worstCaseSize(ofStringBytes: notificationBody.utf8.count) }
-        guard size <= JSON.largestRoomForTheWorstCase else {
-            return androidMessage(data: data, notificationTitle: notificationTitle, notificationBody: notificationBody)
-                .compactText
-        }
         return JSON.text(ofAtMost: size) { start in
             var end = start + 1
             start.pointee = UInt8(ascii: "{")

@@ -28,10 +28,10 @@ extension JSON {
     }
 
     /// Text that `write` writes from the pointer it is given to the one it returns, at
-    /// most `size` bytes, through temporary room: what builds no value to serialize (an
-    /// FCM message's event, written from its `data`, `PushEvent.androidMessageText`).
-    /// `write` must write valid UTF-8, and the pieces it writes with
-    /// `writeString(_:into:)` need their worst case counted in `size`.
+    /// most `size` bytes, through temporary room (the stack's while it fits): what builds
+    /// no value to serialize (an FCM message's event, written from its `data`,
+    /// `PushEvent.androidMessageText`). `write` must write valid UTF-8, and the pieces it
+    /// writes with `writeString(_:into:)` need their worst case counted in `size`.
     public static func text(
         ofAtMost size: Int, writtenBy write: (UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
     ) -> String {
@@ -51,7 +51,7 @@ extension JSON {
     }
 
     /// The most room the compact forms take for a worst case; past it, they measure.
-    public static let largestRoomForTheWorstCase = 65_536
+    static let largestRoomForTheWorstCase = 65_536
 
     /// The most bytes a string of `count` UTF-8 bytes takes as a quoted JSON string:
     /// every byte `\u00XX`, and the quotes.
