@@ -220,7 +220,18 @@ final class HostCore: Sendable {
         // waiting thread makes the waiting deliveries itself, one drain at a time as
         // the delivery thread would (H-5), which saves the thread handoff; the
         // delivery thread leaves a drain to a thread spinning here.
-        if drainsOnWaitingThread { monitor.withLock { $0.spinningWaiters += 1 } }
+        if drainsOnWaitingThread {
+            // One section when the host is idle already (a push no subscriber hears); else
+            // counted as spinning in that same section. Idle, nothing is queued, so there
+            // is no drain to hand back on leaving.
+            let idle = try monitor.withLock { state throws(HostError) -> Bool in
+                if let error = state.waitForItself("waitUntilIdle") { throw error }
+                if state.isIdle { return true }
+                state.spinningWaiters += 1
+                return false
+            }
+            if idle { return }
+        }
         let spun = spinUntilIdle()
         let sleeps = (try? spun.get()) == false
         if drainsOnWaitingThread || sleeps {
