@@ -166,17 +166,21 @@ final class FCMService {
         let prefix: StaticString = "projects/"
         let middle: StaticString = "/messages/"
         let count = prefix.utf8CodeUnitCount + project.utf8.count + middle.utf8CodeUnitCount + messageID.utf8.count
+        // Each piece copied to where the last one ended, returned rather than kept in a
+        // variable the copies share: a captured variable was checked for exclusive access
+        // at run time.
+        func copy(_ bytes: UnsafeBufferPointer<UInt8>, _ at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+        {
+            if let from = bytes.baseAddress { at.initialize(from: from, count: bytes.count) }
+            return at + bytes.count
+        }
         return String(unsafeUninitializedCapacity: count) { text in
-            var at = 0
-            func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
-                _ = UnsafeMutableBufferPointer(rebasing: text[at...]).initialize(fromContentsOf: bytes)
-                at += bytes.count
-            }
-            copy(UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
-            project.withUTF8(copy)
-            copy(UnsafeBufferPointer(start: middle.utf8Start, count: middle.utf8CodeUnitCount))
-            messageID.withUTF8(copy)
-            return at
+            guard let base = text.baseAddress else { return 0 }
+            var at = copy(UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount), base)
+            at = project.withUTF8 { copy($0, at) }
+            at = copy(UnsafeBufferPointer(start: middle.utf8Start, count: middle.utf8CodeUnitCount), at)
+            at = messageID.withUTF8 { copy($0, at) }
+            return at - base
         }
     }
 
