@@ -220,23 +220,12 @@ final class HostCore: Sendable {
         // waiting thread makes the waiting deliveries itself, one drain at a time as
         // the delivery thread would (H-5), which saves the thread handoff; the
         // delivery thread leaves a drain to a thread spinning here.
-        if drainsOnWaitingThread {
-            // One section when the host is idle already (a push no subscriber hears); else
-            // counted as spinning in that same section. Idle, nothing is queued, so there
-            // is no drain to hand back on leaving.
-            let idle = try monitor.withLock { state throws(HostError) -> Bool in
-                if let error = state.waitForItself("waitUntilIdle") { throw error }
-                if state.isIdle { return true }
-                state.spinningWaiters += 1
-                return false
-            }
-            if idle { return }
-        }
-        let spun = spinUntilIdle()
+        var spinning = false
+        let spun = spinUntilIdle(countedAsSpinning: &spinning)
         let sleeps = (try? spun.get()) == false
-        if drainsOnWaitingThread || sleeps {
+        if spinning || sleeps {
             monitor.withLock { state in
-                if drainsOnWaitingThread { state.spinningWaiters -= 1 }
+                if spinning { state.spinningWaiters -= 1 }
                 // Counted as sleeping before anything can be queued for it to make.
                 if sleeps { state.waiters += 1 }
                 handBackDrainIfNeeded(&state)
@@ -269,13 +258,21 @@ final class HostCore: Sendable {
     }
 
     /// Checks up to `idleChecksBeforeSleeping` times, draining when allowed and no
-    /// one else is; whether the host became idle meanwhile.
-    private func spinUntilIdle() -> Result<Bool, HostError> {
+    /// one else is; whether the host became idle meanwhile. On a host that drains on
+    /// waiting threads, the first check that finds it busy counts this waiter as
+    /// spinning, in the same section, and sets `spinning` for the caller to uncount:
+    /// a host idle already (a push no subscriber hears) is waited for in one section.
+    /// Idle, nothing is queued, so there is no drain to hand back.
+    private func spinUntilIdle(countedAsSpinning spinning: inout Bool) -> Result<Bool, HostError> {
         var checks = 0
         while checks < Self.idleChecksBeforeSleeping {
             let next = monitor.withLock { state -> IdleWait in
                 if let error = state.waitForItself("waitUntilIdle") { return .refused(error) }
                 if state.isIdle { return .idle }
+                if drainsOnWaitingThread, !spinning {
+                    state.spinningWaiters += 1
+                    spinning = true
+                }
                 if drainsOnWaitingThread, state.drainingThread == nil, !state.queue.isEmpty {
                     state.drainingThread = pthread_self()
                     return .drain
