@@ -94,18 +94,7 @@ public enum PushEvent {
         if let notificationTitle { size += 10 + JSON.worstCaseSize(ofStringBytes: notificationTitle.utf8.count) }
         if let notificationBody { size += 9 + JSON.worstCaseSize(ofStringBytes: notificationBody.utf8.count) }
         return JSON.text(ofAtMost: size) { start in
-            var end = start + 1
-            start.pointee = UInt8(ascii: "{")
-            /// Starts a member: its key, after a comma unless it is the first.
-            func begin(_ key: String) {
-                if end - start > 1 {
-                    end.pointee = UInt8(ascii: ",")
-                    end += 1
-                }
-                end = JSON.writeString(key, into: end)
-                end.pointee = UInt8(ascii: ":")
-                end += 1
-            }
+            var object = JSONObjectWriter(at: start)
             var (hasTitle, hasBody) = (false, false)
             for (key, value) in data where !isReserved(key) && !isAndroidReserved(key) {
                 switch key.utf8.count {
@@ -113,19 +102,11 @@ public enum PushEvent {
                 case 4: hasBody = hasBody || key == "body"
                 default: break
                 }
-                begin(key)
-                end = value.write(into: end)
+                object.member(key, value)
             }
-            if let notificationTitle, !hasTitle {
-                begin("title")
-                end = JSON.writeString(notificationTitle, into: end)
-            }
-            if let notificationBody, !hasBody {
-                begin("body")
-                end = JSON.writeString(notificationBody, into: end)
-            }
-            end.pointee = UInt8(ascii: "}")
-            return end + 1
+            if let notificationTitle, !hasTitle { object.member("title", string: notificationTitle) }
+            if let notificationBody, !hasBody { object.member("body", string: notificationBody) }
+            return object.close()
         }
     }
 

@@ -370,19 +370,8 @@ extension JSONObject {
     }
 
     func write(into at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        var end = at
-        end.pointee = UInt8(ascii: "{")
-        end += 1
-        for index in members.indices {
-            if index > 0 {
-                end.pointee = UInt8(ascii: ",")
-                end += 1
-            }
-            end = JSON.writeString(members[index].key, into: end)
-            end.pointee = UInt8(ascii: ":")
-            end = members[index].value.write(into: end + 1)
-        }
-        end.pointee = UInt8(ascii: "}")
-        return end + 1
+        var object = JSONObjectWriter(at: at)
+        for index in members.indices { object.member(members[index].key, members[index].value) }
+        return object.close()
     }
 }
