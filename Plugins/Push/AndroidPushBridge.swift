@@ -19,10 +19,10 @@ public struct RemoteMessage: Sendable, Equatable {
     /// `google.message_id`.
     public var messageID: String
     /// `getData()`: the developer's keys, in order, string values.
-    public var data: JSONObject
+    public var data: JSONStringMap
     public var notification: Notification?
 
-    public init(messageID: String, data: JSONObject, notification: Notification? = nil) {
+    public init(messageID: String, data: JSONStringMap, notification: Notification? = nil) {
         self.messageID = messageID
         self.data = data
         self.notification = notification
@@ -140,8 +140,8 @@ public struct AndroidPushBridge: Sendable {
         extras.appendUnique(Self.idExtra, .string(message.messageID))
         plugin.system.post(
             TrayNotification(
-                title: message.notification?.title ?? message.data["title"]?.stringValue,
-                body: message.notification?.body ?? message.data["body"]?.stringValue,
+                title: message.notification?.title ?? message.data["title"],
+                body: message.notification?.body ?? message.data["body"],
                 tag: message.notification?.tag, intentAction: Self.openAction, intentExtras: extras,
                 actions: buttons(for: message, extras: extras), channelID: Self.channelID,
                 icon: plugin.system.hasDrawable(Self.iconResource) ? Self.iconResource : Self.systemIcon))
@@ -150,7 +150,7 @@ public struct AndroidPushBridge: Sendable {
     /// PH-2: a data message whose `mobiler_category` names a declared category gets that
     /// category's first three actions, each an intent that names it.
     private func buttons(for message: RemoteMessage, extras: JSONObject) -> [TrayNotification.Button] {
-        guard message.notification == nil, let name = message.data[Self.categoryKey]?.stringValue,
+        guard message.notification == nil, let name = message.data[Self.categoryKey],
             let category = plugin.system.notificationCategories().first(where: { $0.id == name })
         else { return [] }
         return category.actions.prefix(NotificationCategory.androidShownActions).map { action in

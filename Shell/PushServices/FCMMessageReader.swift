@@ -3,12 +3,13 @@ import OrderedJSON
 
 /// One pass over the bytes of the message nearly every sender sends: `{"message":{…}}` with
 /// a `token`, string `data` and a `notification`'s `title` and `body`, its strings ASCII with
-/// no escape. It answers the message FCM accepts, or nil as soon as it meets anything else
-/// (another member or block, `validate_only`, an escape, a byte past ASCII, a repeated name,
-/// a value of another type, a reserved data key, a token that is not one, a message past the
-/// size limit, a syntax error); `FCMRequest` then reads the body into a tree and judges it,
-/// so every refusal and every other message is still the tree's. `ValidatorDifferentialTests`
-/// compares the two over the scenarios' bodies and random ones.
+/// no escape. The data is kept as its own text (`JSONStringMap`). It answers the message FCM
+/// accepts, or nil as soon as it meets anything else (another member or block,
+/// `validate_only`, an escape, a byte past ASCII, a repeated name, a value of another type, a
+/// reserved data key, more than `JSONStringMap.maxPlainMembers` data keys, a token that is not
+/// one, a message past the size limit, a syntax error); `FCMRequest` then reads the body into
+/// a tree and judges it, so every refusal and every other message is still the tree's.
+/// `ValidatorDifferentialTests` compares the two over the scenarios' bodies and random ones.
 ///
 /// It exists for speed: the tree and the walk over it were ~10k instructions of an FCM
 /// message's ~73k (Docs/Performance.md, "Instructions per push").
@@ -41,7 +42,7 @@ struct FCMMessageReader {
 
     private mutating func message() -> FCMMessage? {
         var token: String?
-        var data: JSONObject?
+        var data: (map: JSONStringMap, contentBytes: Int)?
         var notification: (title: String?, body: String?)?
         guard take(UInt8(ascii: "{")) else { return nil }
         repeat {
@@ -50,8 +51,11 @@ struct FCMMessageReader {
                 guard let bytes = plainBytes(), FCMRequest.isTokenShaped(bytes) else { return nil }
                 token = String(decoding: bytes, as: UTF8.self)
             case .data where data == nil:
-                guard let map = stringMap() else { return nil }
-                data = map
+                guard let read = JSONStringMap.read(in: base, count: count, from: index),
+                    !read.map.containsKey(where: FCMRequest.isReservedDataKey)
+                else { return nil }
+                index = read.end
+                data = (read.map, read.contentBytes)
             case .notification where notification == nil:
                 guard let texts = titleAndBody() else { return nil }
                 notification = texts
@@ -59,27 +63,13 @@ struct FCMMessageReader {
             }
         } while take(UInt8(ascii: ","))
         guard take(UInt8(ascii: "}")), let token else { return nil }
-        let map = data ?? JSONObject()
-        guard FCMRequest.fitsPayload(data: map, title: notification?.title, body: notification?.body) else {
-            return nil
-        }
+        let size =
+            (data?.contentBytes ?? 0) + (notification?.title?.utf8.count ?? 0) + (notification?.body?.utf8.count ?? 0)
+        guard size <= FCMRequest.maxPayloadBytes else { return nil }
         return FCMMessage(
-            target: .token(token), data: map, title: notification?.title, body: notification?.body, tag: nil,
+            target: .token(token), data: data?.map ?? JSONStringMap(), title: notification?.title,
+            body: notification?.body, tag: nil,
             collapseKey: nil, priority: nil, isNotificationMessage: notification != nil)
-    }
-
-    /// `{"key":"value",…}`: keys neither repeated nor reserved.
-    private mutating func stringMap() -> JSONObject? {
-        guard take(UInt8(ascii: "{")) else { return nil }
-        var map = JSONObject(capacity: 4)
-        if take(UInt8(ascii: "}")) { return map }
-        repeat {
-            guard let key = string(), take(UInt8(ascii: ":")), let value = string(),
-                !FCMRequest.isReservedDataKey(key), !map.contains(key)
-            else { return nil }
-            map.appendUnique(key, .string(value))
-        } while take(UInt8(ascii: ","))
-        return take(UInt8(ascii: "}")) ? map : nil
     }
 
     /// `{"title":…,"body":…}`, either or both, or neither.
@@ -123,24 +113,11 @@ struct FCMMessageReader {
     /// The bytes of the string at `index` (after space), when they are printable ASCII with
     /// no escape; `index` then stands past its closing quote.
     private mutating func plainBytes() -> UnsafeBufferPointer<UInt8>? {
-        guard take(UInt8(ascii: "\"")) else { return nil }
-        let start = index
-        var at = start
-        while count - at >= 8 {
-            let plain = ByteWord(at: base + at).firstNotPlainOffset
-            at += plain
-            if plain < 8 { break }
+        guard take(UInt8(ascii: "\"")), let end = ByteWord.plainStringEnd(in: base, count: count, from: index) else {
+            return nil
         }
-        while at < count {
-            let byte = base[at]
-            if byte == UInt8(ascii: "\"") {
-                index = at + 1
-                return UnsafeBufferPointer(start: base + start, count: at - start)
-            }
-            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-            at += 1
-        }
-        return nil
+        defer { index = end + 1 }
+        return UnsafeBufferPointer(start: base + index, count: end - index)
     }
 
     /// Whether `byte` comes next (after space); the reader then stands past it.

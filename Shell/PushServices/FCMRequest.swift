@@ -38,8 +38,8 @@ public struct FCMTokenRecord: Sendable, Equatable {
 public struct FCMMessage: Sendable, Equatable {
     public var target: FCMTarget
     public var validateOnly = false
-    /// `message.data`, then `android.data` keys it did not have (string values).
-    public var data: JSONObject
+    /// `message.data`, then `android.data` keys it did not have.
+    public var data: JSONStringMap
     /// Title and body: `android.notification` wins over `notification`.
     public var title: String?
     public var body: String?
@@ -70,7 +70,7 @@ extension FCMMessage {
     /// A message FCM accepted, as the shell saves an offline phone's queue (`validateOnly`
     /// is false for every message kept).
     public init(
-        target: FCMTarget, data: JSONObject, title: String?, body: String?, tag: String?, collapseKey: String?,
+        target: FCMTarget, data: JSONStringMap, title: String?, body: String?, tag: String?, collapseKey: String?,
         priority: String?, isNotificationMessage: Bool, ttlSeconds: Double?, notificationCount: Int?,
         channelID: String?, icon: String?
     ) {
@@ -281,7 +281,7 @@ extension FCMRequest {
         }
 
         return FCMMessage(
-            target: target, validateOnly: validateOnly, data: data, title: title, body: body, tag: tag,
+            target: target, validateOnly: validateOnly, data: JSONStringMap(data), title: title, body: body, tag: tag,
             collapseKey: collapseKey, priority: priority, isNotificationMessage: isNotificationMessage,
             ttlSeconds: ttlSeconds, notificationCount: notificationCount, channelID: channelID, icon: icon)
     }
@@ -425,7 +425,14 @@ extension FCMRequest {
     /// `from`, `message_type`, and keys starting `google.` or `gcm.` (FCM's docs; the
     /// documented `notification` is accepted by the API, and so it is here).
     public static func isReservedDataKey(_ key: String) -> Bool {
-        key == "from" || key == "message_type" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+        // One byte tells most keys apart, where `hasPrefix` compares by characters through
+        // the runtime (every key of every message is asked).
+        switch key.utf8.first {
+        case UInt8(ascii: "f"): key == "from"
+        case UInt8(ascii: "m"): key == "message_type"
+        case UInt8(ascii: "g"): key.hasPrefix("google.") || key.hasPrefix("gcm.")
+        default: false
+        }
     }
 
     static func rejectUnknown(in object: JSONObject, allowed: [String], at path: String?) throws(FCMError) {

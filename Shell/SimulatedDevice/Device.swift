@@ -767,7 +767,7 @@ public final class Device: PushSystem {
     /// DEL-3 … DEL-6). `messageID` is FCM's `google.message_id`.
     public func receive(fcm message: FCMMessage, messageID: String) -> PushOutcome {
         var outcome = deliver(fcm: message, messageID: messageID)
-        guard outcome.trayID != nil, let name = message.data[AndroidPushBridge.categoryKey]?.stringValue else {
+        guard outcome.trayID != nil, let name = message.data[AndroidPushBridge.categoryKey] else {
             return outcome
         }
         // PH-2: the plugin adds buttons to the data messages it posts, never to a
@@ -810,7 +810,7 @@ public final class Device: PushSystem {
         if message.isNotificationMessage {
             guard allowed else { return PushOutcome(effect: "not shown: notifications are not allowed (DEL-6)") }
             // FCM draws it itself; the tap intent's extras are the message bundle.
-            var extras = message.data
+            var extras = message.data.object
             extras["from"] = "1234567890"
             extras["google.message_id"] = .string(messageID)
             extras["google.sent_time"] = "1700000000000"

@@ -90,3 +90,26 @@ public struct ByteWord {
         return escapeFlags | (bits & Self.highs) | ((deletes &- Self.ones) & ~deletes & Self.highs)
     }
 }
+
+extension ByteWord {
+    /// The index of the quote that closes the string whose text starts at `start`, when
+    /// every byte before it is plain (`isPlain`): a string that is its bytes. Nil at any
+    /// other byte (an escape, a control character, one past ASCII) or when `count` comes
+    /// first. Eight bytes at a time while eight are left.
+    @inlinable
+    public static func plainStringEnd(in base: UnsafePointer<UInt8>, count: Int, from start: Int) -> Int? {
+        var at = start
+        while count - at >= 8 {
+            let plain = ByteWord(at: base + at).firstNotPlainOffset
+            at += plain
+            if plain < 8 { break }
+        }
+        while at < count {
+            let byte = base[at]
+            if byte == UInt8(ascii: "\"") { return at }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+            at += 1
+        }
+        return nil
+    }
+}

@@ -29,6 +29,21 @@ public struct JSONObjectWriter {
         end = JSON.writeString(value, into: end)
     }
 
+    /// The members of `text`, an object's compact text (`JSONStringMap.plainText`), copied
+    /// as they are.
+    public mutating func members(ofPlainText text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard bytes.count > 2, let base = bytes.baseAddress else { return }
+            if end - start > 1 {
+                end.pointee = UInt8(ascii: ",")
+                end += 1
+            }
+            end.initialize(from: base + 1, count: bytes.count - 2)
+            end += bytes.count - 2
+        }
+    }
+
     /// Its key, after a comma unless it is the first.
     @usableFromInline
     mutating func begin(_ key: String) {

@@ -23,7 +23,7 @@ public func fuzzFCM(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         precondition(error.code == 400 && error.status == "INVALID_ARGUMENT" && !error.message.isEmpty)
     case .success(let message):
         var bytes = (message.title?.utf8.count ?? 0) + (message.body?.utf8.count ?? 0)
-        for (key, value) in message.data {
+        for (key, value) in message.data.object {
             guard let text = value.stringValue else { fatalError("a data value is not a string") }
             precondition(!FCMRequest.isReservedDataKey(key))
             bytes += key.utf8.count + text.utf8.count

@@ -35,10 +35,10 @@ import Testing
         app.system.settings.withLock { $0.foreground = false }
         app.android.onMessageReceived(
             RemoteMessage(
-                messageID: "m1", data: object(#"{"n":"1","mobiler_category":"booking","mobiler_action":"x"}"#)))
+                messageID: "m1", data: stringMap(#"{"n":"1","mobiler_category":"booking","mobiler_action":"x"}"#)))
         app.android.onMessageReceived(
             RemoteMessage(
-                messageID: "m2", data: object(#"{"mobiler_category":"booking"}"#),
+                messageID: "m2", data: stringMap(#"{"mobiler_category":"booking"}"#),
                 notification: .init(title: "drawn")))
         let posted = app.system.settings.withLock { $0.posted }
         #expect(posted[0].actions.map(\.action.id) == ["accept", "reply", "decline"])

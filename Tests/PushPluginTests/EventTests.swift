@@ -64,7 +64,7 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         _ = app.ios.willPresent(notification("n1", alert))
         tap(app, "n2", alert)
         app.ios.didRegisterForRemoteNotifications(deviceToken: [0x01])
-        app.android.onMessageReceived(RemoteMessage(messageID: "m", data: object(#"{"k":"v"}"#)))
+        app.android.onMessageReceived(RemoteMessage(messageID: "m", data: stringMap(#"{"k":"v"}"#)))
         #expect(app.events().isEmpty)
         #expect(app.plugin.diagnostics.buffered == 0)
         #expect(app.deliveries.allSatisfy { if case .end = $0 { false } else { true } })
@@ -107,7 +107,7 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         let app = try App(platform: .android)
         try app.subscribe()
         let message = RemoteMessage(
-            messageID: "m1", data: object(#"{"type":"new_booking","title":"T"}"#),
+            messageID: "m1", data: stringMap(#"{"type":"new_booking","title":"T"}"#),
             notification: .init(title: "Other", body: "B", tag: "bookings"))
         app.android.onMessageReceived(message)
         #expect(app.events() == [#"{"type":"new_booking","title":"T","body":"B","mobiler_push":"received"}"#])
@@ -120,7 +120,7 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         try app.subscribe()
         app.system.settings.withLock { $0.foreground = false }
         app.android.onMessageReceived(
-            RemoteMessage(messageID: "m1", data: object(#"{"type":"a","title":"Hello","body":"there"}"#)))
+            RemoteMessage(messageID: "m1", data: stringMap(#"{"type":"a","title":"Hello","body":"there"}"#)))
         #expect(app.events().isEmpty)
         let posted = try #require(app.system.settings.withLock { $0.posted.first })
         #expect(posted.title == "Hello" && posted.body == "there")
@@ -135,7 +135,7 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         try app.subscribe()
         app.system.settings.withLock { $0.foreground = false }
         for id in ["m1", "m2"] {
-            app.android.onMessageReceived(RemoteMessage(messageID: id, data: object(#"{"type":"ping"}"#)))
+            app.android.onMessageReceived(RemoteMessage(messageID: id, data: stringMap(#"{"type":"ping"}"#)))
         }
         let posted = app.system.settings.withLock { $0.posted }
         #expect(posted.map { $0.intentExtras[AndroidPushBridge.idExtra]?.stringValue } == ["m1", "m2"])
@@ -159,7 +159,7 @@ let alert = #"{"aps":{"alert":{"title":"New booking","body":"hi"},"sound":"defau
         let app = try App(platform: .android)
         app.system.settings.withLock { $0.authorization = .denied }
         try app.subscribe()
-        app.android.onMessageReceived(RemoteMessage(messageID: "m", data: object(#"{"a":"1"}"#)))
+        app.android.onMessageReceived(RemoteMessage(messageID: "m", data: stringMap(#"{"a":"1"}"#)))
         #expect(app.events() == [#"{"a":"1","mobiler_push":"received"}"#])
     }
 }

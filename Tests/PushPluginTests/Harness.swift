@@ -143,6 +143,12 @@ func object(_ text: String) -> JSONObject {
     try! JSON.parse(text: text).objectValue!
 }
 
+/// A message's data as the shell reads it from a sender: in the plain form when it has
+/// one, else an object.
+func stringMap(_ text: String) -> JSONStringMap {
+    JSONStringMap(plainText: text) ?? JSONStringMap(object(text))
+}
+
 func notification(_ id: String, _ userInfo: String) -> IOSNotification {
     IOSNotification(identifier: id, userInfo: object(userInfo))
 }

@@ -56,6 +56,7 @@ import Testing
             #expect(PushEvent.isReserved(key) == ["mobiler_push", "mobiler_action", "mobiler_input"].contains(key))
         }
         var generator = SystemRandomNumberGenerator()
+        var plainForms = 0
         for _ in 0..<5_000 {
             var data = JSONObject()
             for _ in 0..<Int.random(in: 0...8, using: &generator) {
@@ -64,15 +65,24 @@ import Testing
             let title = Bool.random(using: &generator) ? strings.randomElement(using: &generator) : nil
             let body = Bool.random(using: &generator) ? strings.randomElement(using: &generator) : nil
             let built = PushEvent.androidMessage(data: data, notificationTitle: title, notificationBody: body)
-            let text = PushEvent.androidMessageText(data: data, notificationTitle: title, notificationBody: body)
+            let text = PushEvent.androidMessageText(
+                data: JSONStringMap(data), notificationTitle: title, notificationBody: body)
             let message = "data \(data.compactText), title \(title ?? "nil"), body \(body ?? "nil")"
             #expect(text == built.compactText, "\(message)")
+            // The same data kept as its text, as the shell reads most senders' data.
+            if let plain = JSONStringMap(plainText: data.compactText) {
+                plainForms += 1
+                #expect(
+                    PushEvent.androidMessageText(data: plain, notificationTitle: title, notificationBody: body)
+                        == text, "plain \(message)")
+            }
             for action in [NotificationAction.received, .opened] {
                 #expect(
                     PushEvent.android(messageText: text, action: action)
                         == PushEvent.android(built, action: action).compactText, "\(message)")
             }
         }
+        #expect(plainForms > 500, "the data's plain form was met \(plainForms) times")
     }
 
     @Test func PAY_3_titleAndBodyNeverOverwriteThePayloadsOwnKeys() {

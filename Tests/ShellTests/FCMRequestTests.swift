@@ -13,7 +13,7 @@ import Testing
 
     @Test func aDataMessageKeepsItsKeysInOrder() throws {
         let message = try validate(#"{"message":{"token":"tok","data":{"z":"1","a":"2"}}}"#).get()
-        #expect(message.data.orderedKeys == ["z", "a"])
+        #expect(message.data.object.orderedKeys == ["z", "a"])
         #expect(!message.isNotificationMessage)
         #expect(message.target == .token("tok"))
     }
@@ -23,7 +23,7 @@ import Testing
             #"{"message":{"token":"tok","notification":{"title":"a","body":"b"},"android":{"notification":{"title":"c","tag":"t"},"data":{"x":"1"}}}}"#
         ).get()
         #expect(message.title == "c" && message.body == "b" && message.tag == "t" && message.isNotificationMessage)
-        #expect(message.data.orderedKeys == ["x"])
+        #expect(message.data.object.orderedKeys == ["x"])
     }
 
     @Test func routingFindsTheTokensProjectOrSaysWhyNot() throws {

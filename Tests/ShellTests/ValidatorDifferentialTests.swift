@@ -63,7 +63,10 @@ import Testing
     /// leaves to the tree: each judged as the tree judges it.
     @Test func theMessagesReadWithoutATreeAreJudgedTheSame() {
         let largest = String(repeating: "v", count: FCMRequest.maxPayloadBytes - 1)
+        func keys(_ count: Int) -> String { (0..<count).map { #""k\#($0)":"v""# }.joined(separator: ",") }
         let read = [
+            #"{"message":{"token":"fcm-token","data":{ "a" : "1" ,"b":"2"\#t}}}"#,
+            #"{"message":{"token":"fcm-token","data":{\#(keys(JSONStringMap.maxPlainMembers))}}}"#,
             #"{"message":{"token":"fcm-token","data":{"n":"1"}}}"#,
             " { \"message\" :\n{ \"data\" : { } ,\t\"token\" : \"fcm-token\" }\r } ",
             #"{"message":{"token":"fcm-token","notification":{"title":"t","body":"b"},"data":{"a":"1","b":""}}}"#,
@@ -73,6 +76,7 @@ import Testing
         ]
         let left = [
             #"{"message":{"token":"fcm-token","data":{"k":"\#(largest)v"}}}"#,
+            #"{"message":{"token":"fcm-token","data":{\#(keys(JSONStringMap.maxPlainMembers + 1))}}}"#,
             #"{"message":{"token":"fcm-token","data":{"k":"\#(largest)"},"notification":{"title":"t"}}}"#,
             #"{"message":{"token":"fcm-token","data":{"from":"x"}}}"#,
             #"{"message":{"token":"fcm-token","data":{"google.x":"x"}}}"#,

@@ -512,7 +512,7 @@ extension FCMService: WorldService {
         return .object(
             JSONObject([
                 ("message_id", .string(kept.messageID)), ("until", .integer(kept.until)), ("target", target),
-                ("data", .object(message.data)), ("title", message.title.map(JSON.string) ?? .null),
+                ("data", .object(message.data.object)), ("title", message.title.map(JSON.string) ?? .null),
                 ("body", message.body.map(JSON.string) ?? .null), ("tag", message.tag.map(JSON.string) ?? .null),
                 ("collapse_key", message.collapseKey.map(JSON.string) ?? .null),
                 ("priority", message.priority.map(JSON.string) ?? .null),
@@ -538,7 +538,7 @@ extension FCMService: WorldService {
         var ttl: Double?
         if case .number(let number)? = item.object["ttl_s"] { ttl = number.doubleValue }
         let message = FCMMessage(
-            target: target, data: try item.object("data")?.object ?? JSONObject(),
+            target: target, data: JSONStringMap(try item.object("data")?.object ?? JSONObject()),
             title: try item.optionalString("title"), body: try item.optionalString("body"),
             tag: try item.optionalString("tag"), collapseKey: try item.optionalString("collapse_key"),
             priority: try item.optionalString("priority"), isNotificationMessage: try item.bool("notification"),
