@@ -85,45 +85,30 @@ public enum PushEvent {
     /// `androidMessage(…)`'s compact text, written from `data` with no event built: the
     /// text a notification the plugin posts keeps of every message. Building the event,
     /// writing it and freeing it was ~2.3k instructions a message, this ~1.2k (callgrind);
-    /// for data in the plain form with no key to leave out, it is the data's own text, or
-    /// that text with the notification's fields after it.
+    /// for data kept as its text with no key to leave out, it is that text, or that text
+    /// with the notification's fields after it.
     public static func androidMessageText(data: JSONStringMap, notificationTitle: String?, notificationBody: String?)
         -> String
     {
-        if let text = data.plainText, !data.containsKey(where: { isReserved($0) || isAndroidReserved($0) }) {
-            let title = notificationTitle.flatMap { data.contains("title") ? nil : $0 }
-            let body = notificationBody.flatMap { data.contains("body") ? nil : $0 }
-            if title == nil && body == nil { return text }
-            var size = text.utf8.count
-            if let title { size += 10 + JSON.worstCaseSize(ofStringBytes: title.utf8.count) }
-            if let body { size += 9 + JSON.worstCaseSize(ofStringBytes: body.utf8.count) }
-            return JSON.text(ofAtMost: size) { start in
-                var object = JSONObjectWriter(at: start)
-                object.members(ofPlainText: text)
-                if let title { object.member("title", string: title) }
-                if let body { object.member("body", string: body) }
-                return object.close()
-            }
-        }
-        let data = data.object
-        // Room for all of `data`, reserved keys too, and both fields: a bound, found without
-        // asking twice which keys are reserved.
-        var size = JSON.object(data).sizeBound
-        if let notificationTitle { size += 10 + JSON.worstCaseSize(ofStringBytes: notificationTitle.utf8.count) }
-        if let notificationBody { size += 9 + JSON.worstCaseSize(ofStringBytes: notificationBody.utf8.count) }
+        let keepsEveryKey = !data.containsKey { isReserved($0) || isAndroidReserved($0) }
+        let title = notificationTitle.flatMap { data.contains("title") ? nil : $0 }
+        let body = notificationBody.flatMap { data.contains("body") ? nil : $0 }
+        if keepsEveryKey, title == nil, body == nil, let text = data.plainText { return text }
+        // Room for all of `data`, reserved keys too, and both fields.
+        var size = data.sizeBound
+        if let title { size += 10 + JSON.worstCaseSize(ofStringBytes: title.utf8.count) }
+        if let body { size += 9 + JSON.worstCaseSize(ofStringBytes: body.utf8.count) }
         return JSON.text(ofAtMost: size) { start in
             var object = JSONObjectWriter(at: start)
-            var (hasTitle, hasBody) = (false, false)
-            for (key, value) in data where !isReserved(key) && !isAndroidReserved(key) {
-                switch key.utf8.count {
-                case 5: hasTitle = hasTitle || key == "title"
-                case 4: hasBody = hasBody || key == "body"
-                default: break
+            if keepsEveryKey {
+                object.members(of: data)
+            } else {
+                for (key, value) in data.object where !isReserved(key) && !isAndroidReserved(key) {
+                    object.member(key, value)
                 }
-                object.member(key, value)
             }
-            if let notificationTitle, !hasTitle { object.member("title", string: notificationTitle) }
-            if let notificationBody, !hasBody { object.member("body", string: notificationBody) }
+            if let title { object.member("title", string: title) }
+            if let body { object.member("body", string: body) }
             return object.close()
         }
     }

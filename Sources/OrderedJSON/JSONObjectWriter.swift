@@ -29,10 +29,13 @@ public struct JSONObjectWriter {
         end = JSON.writeString(value, into: end)
     }
 
-    /// The members of `text`, an object's compact text (`JSONStringMap.plainText`), copied
-    /// as they are.
-    public mutating func members(ofPlainText text: String) {
-        var text = text
+    /// Every member of `map`, in order; the room must hold `map.sizeBound`. A map kept as
+    /// its compact text has its members copied as they are.
+    public mutating func members(of map: JSONStringMap) {
+        guard var text = map.plainText else {
+            for (key, value) in map.object { member(key, value) }
+            return
+        }
         text.withUTF8 { bytes in
             guard bytes.count > 2, let base = bytes.baseAddress else { return }
             if end - start > 1 {
