@@ -63,9 +63,10 @@ struct FCMMessageReader {
             }
         } while take(UInt8(ascii: ","))
         guard take(UInt8(ascii: "}")), let token else { return nil }
-        let size =
-            (data?.contentBytes ?? 0) + (notification?.title?.utf8.count ?? 0) + (notification?.body?.utf8.count ?? 0)
-        guard size <= FCMRequest.maxPayloadBytes else { return nil }
+        guard
+            FCMRequest.fitsPayload(
+                dataBytes: data?.contentBytes ?? 0, title: notification?.title, body: notification?.body)
+        else { return nil }
         return FCMMessage(
             target: .token(token), data: data?.map ?? JSONStringMap(), title: notification?.title,
             body: notification?.body, tag: nil,

@@ -127,13 +127,11 @@ extension FCMRequest {
     static let webpushFields = ["headers", "data", "notification", "fcm_options"]
     /// The largest message, counting data keys and values and the notification text.
     public static let maxPayloadBytes = 4096
-    /// Whether the data's keys and values and the notification's text, counted together,
-    /// are within `maxPayloadBytes`.
-    static func fitsPayload(data: JSONObject, title: String?, body: String?) -> Bool {
-        let size =
-            data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
-            + (title?.utf8.count ?? 0) + (body?.utf8.count ?? 0)
-        return size <= maxPayloadBytes
+    /// Whether the data's keys and values (`dataBytes` of them) and the notification's text,
+    /// counted together, are within `maxPayloadBytes`.
+    @inline(__always)
+    static func fitsPayload(dataBytes: Int, title: String?, body: String?) -> Bool {
+        dataBytes + (title?.utf8.count ?? 0) + (body?.utf8.count ?? 0) <= maxPayloadBytes
     }
     /// Four weeks, FCM's longest time to live.
     public static let maxTTLSeconds = 2_419_200.0
@@ -276,7 +274,8 @@ extension FCMRequest {
         }
         try Self.checkOptions(members.options, at: "message.fcm_options")
 
-        guard Self.fitsPayload(data: data, title: title, body: body) else {
+        let dataBytes = data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+        guard Self.fitsPayload(dataBytes: dataBytes, title: title, body: body) else {
             throw .invalidArgument("Android message is too big")
         }
 

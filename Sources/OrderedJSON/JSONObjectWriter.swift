@@ -38,10 +38,7 @@ public struct JSONObjectWriter {
         }
         text.withUTF8 { bytes in
             guard bytes.count > 2, let base = bytes.baseAddress else { return }
-            if end - start > 1 {
-                end.pointee = UInt8(ascii: ",")
-                end += 1
-            }
+            separate()
             end.initialize(from: base + 1, count: bytes.count - 2)
             end += bytes.count - 2
         }
@@ -50,12 +47,17 @@ public struct JSONObjectWriter {
     /// Its key, after a comma unless it is the first.
     @usableFromInline
     mutating func begin(_ key: String) {
-        if end - start > 1 {
-            end.pointee = UInt8(ascii: ",")
-            end += 1
-        }
+        separate()
         end = JSON.writeString(key, into: end)
         end.pointee = UInt8(ascii: ":")
+        end += 1
+    }
+
+    /// A comma, unless nothing is written yet after the brace.
+    @usableFromInline
+    mutating func separate() {
+        guard end - start > 1 else { return }
+        end.pointee = UInt8(ascii: ",")
         end += 1
     }
 

@@ -63,7 +63,7 @@ public struct JSONStringMap: Sendable, Equatable {
                 end.pointee = UInt8(ascii: "{")
                 end += 1
                 var members = MemberCursor(
-                    in: UnsafeBufferPointer(start: base + read.start, count: read.end - read.start), spaced: true)
+                    in: UnsafeBufferPointer(start: base + read.start, count: read.end - read.start))
                 while let (key, value) = members.next() {
                     if end - at > 1 { end = put(UInt8(ascii: ","), at: end) }
                     end = put(quoted: key, at: end)
@@ -126,24 +126,16 @@ public struct JSONStringMap: Sendable, Equatable {
     /// `forEachMember`'s closure a message's lookups cost three times as much (callgrind).
     public subscript(key: String) -> String? {
         switch form {
-        case .object(let object): return object[key]?.stringValue
-        case .plainText(let text, let initials):
-            return Self.withBytes(of: key) { wanted in
-                guard initials & Self.initialBit(wanted.first) != 0 else { return nil }
-                return Self.withBytes(of: text) { bytes in
-                    var members = MemberCursor(in: bytes, spaced: false)
-                    while let (name, value) = members.next() {
-                        if Self.same(name, wanted) { return SmallASCII.string(value) }
-                    }
-                    return nil
-                }
-            }
+        case .object(let object): object[key]?.stringValue
+        case .plainText(let text, let initials): Self.value(of: key, in: text, initials: initials, SmallASCII.string)
         }
     }
 
     public func contains(_ key: String) -> Bool {
-        if case .object(let object) = form { return object.contains(key) }
-        return self[key] != nil
+        switch form {
+        case .object(let object): object.contains(key)
+        case .plainText(let text, let initials): Self.value(of: key, in: text, initials: initials) { _ in () } != nil
+        }
     }
 
     /// Whether some key satisfies `predicate`.
@@ -153,7 +145,7 @@ public struct JSONStringMap: Sendable, Equatable {
             return object.contains { predicate($0.key) }
         case .plainText(let text, _):
             return Self.withBytes(of: text) { bytes in
-                var members = MemberCursor(in: bytes, spaced: false)
+                var members = MemberCursor(in: bytes)
                 while let (name, _) = members.next() {
                     if predicate(SmallASCII.string(name)) { return true }
                 }
@@ -165,6 +157,23 @@ public struct JSONStringMap: Sendable, Equatable {
     public static func == (lhs: JSONStringMap, rhs: JSONStringMap) -> Bool {
         if case .plainText(let left, _) = lhs.form, case .plainText(let right, _) = rhs.form { return left == right }
         return lhs.object == rhs.object
+    }
+
+    /// What `found` makes of the value of `key` in a text in the plain form; nil when no
+    /// member has that key.
+    private static func value<R>(
+        of key: String, in text: String, initials: UInt64, _ found: (UnsafeBufferPointer<UInt8>) -> R
+    ) -> R? {
+        withBytes(of: key) { wanted in
+            guard initials & initialBit(wanted.first) != 0 else { return nil }
+            return withBytes(of: text) { bytes in
+                var members = MemberCursor(in: bytes)
+                while let (name, value) = members.next() {
+                    if same(name, wanted) { return found(value) }
+                }
+                return nil
+            }
+        }
     }
 
     /// A key's bit among a map's `keyInitials`: its first byte's low six bits, or bit 0 for
@@ -191,7 +200,7 @@ public struct JSONStringMap: Sendable, Equatable {
         of text: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
     ) {
         withBytes(of: text) { bytes in
-            var members = MemberCursor(in: bytes, spaced: false)
+            var members = MemberCursor(in: bytes)
             while let (key, value) = members.next() { body(key, value) }
         }
     }
@@ -268,18 +277,17 @@ private struct PlainObjectReader {
     }
 }
 
-/// The members of an object in the plain form already read whole (`readPlain`), so that
-/// its syntax needs no check: each string's bytes run to the next quote.
+/// The members of an object in the plain form already read whole (`readPlain`), compact
+/// or with a sender's spaces, so that its syntax needs no check: each string's bytes run to
+/// the next quote, and what lies between two strings is the `:` or `,` and any space.
 private struct MemberCursor {
-    let base: UnsafePointer<UInt8>
+    let base: UnsafePointer<UInt8>?
     let count: Int
-    let spaced: Bool
-    var at: Int
+    var at = 1
 
     /// The members of `object`, its text from its opening brace to its closing one.
-    init(in object: UnsafeBufferPointer<UInt8>, spaced: Bool) {
-        (base, count, self.spaced) = (object.baseAddress ?? UnsafePointer(bitPattern: 1)!, object.count, spaced)
-        at = 1
+    init(in object: UnsafeBufferPointer<UInt8>) {
+        (base, count) = (object.baseAddress, object.count)
     }
 
     mutating func next() -> (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>)? {
@@ -289,12 +297,8 @@ private struct MemberCursor {
 
     /// The next string, or nil at the object's close.
     private mutating func string() -> UnsafeBufferPointer<UInt8>? {
-        if spaced {
-            while at < count, base[at] != UInt8(ascii: "\""), base[at] != UInt8(ascii: "}") { at += 1 }
-        } else if base[at] != UInt8(ascii: "\"") {
-            // Past the `:` or `,` between two strings.
-            at += 1
-        }
+        guard let base else { return nil }
+        while at < count, base[at] != UInt8(ascii: "\""), base[at] != UInt8(ascii: "}") { at += 1 }
         guard at < count, base[at] == UInt8(ascii: "\"") else { return nil }
         let start = at + 1
         // Plain: the first byte past the string's text is its quote.
