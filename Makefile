@@ -97,6 +97,11 @@ C_SOURCES := Tests/CCore/core_test.c Plugins/KVStore/kvstore.c
 c-test: lib
 	@! nm -D --defined-only $(PREFIX)/lib/libcx.so | grep -E 'cx_device|ShellKit|SimulatedDevice|PushServices' \
 		|| { echo "libcx.so must hold the host only"; exit 1; }
+	# The JSON writer's and readers' block scans (Sources/CByteScan), with SSE2 and without.
+	cc $(C_FLAGS) -ISources/CByteScan/include Tests/CByteScan/byte_scan_test.c -o $(PREFIX)/byte_scan_test
+	$(PREFIX)/byte_scan_test
+	cc $(C_FLAGS) -U__SSE2__ -ISources/CByteScan/include Tests/CByteScan/byte_scan_test.c -o $(PREFIX)/byte_scan_test_portable
+	$(PREFIX)/byte_scan_test_portable
 	cc $(C_FLAGS) $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test
 	$(PREFIX)/core_test
 	cc $(C_FLAGS) -fsanitize=address -fno-omit-frame-pointer $(C_SOURCES) $(C_LINK) -o $(PREFIX)/core_test_asan

@@ -47,7 +47,8 @@ let package = Package(
         ),
         // jansson's allocations during a parse, from a block each thread reuses.
         .target(name: "CJanssonArena", dependencies: ["CJansson"], path: "Sources/CJanssonArena"),
-        .target(name: "OrderedJSON", dependencies: ["CJansson", "CJanssonArena"], path: "Sources/OrderedJSON"),
+        .target(name: "CByteScan", path: "Sources/CByteScan"),
+        .target(name: "OrderedJSON", dependencies: ["CJansson", "CJanssonArena", "CByteScan"], path: "Sources/OrderedJSON"),
         .target(name: "CXHost", path: "Sources/CXHost"),
         .target(name: "CCX", path: "Sources/CCX"),
         .target(name: "CArguments", dependencies: ["CCX", "CXHost"], path: "Sources/CArguments"),

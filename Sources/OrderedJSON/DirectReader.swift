@@ -131,12 +131,16 @@ struct DirectReader {
         var at = start
         var ascii = true
         while true {
-            // Eight bytes at a time while all are printable ASCII, neither quote nor
-            // backslash, then straight to the first that is not.
-            while count - at >= 8 {
+            // Sixteen bytes, or eight, at a time while all are printable ASCII, neither
+            // quote nor backslash, then straight to the first that is not.
+            if count - at >= ByteBlock.size {
+                let plain = ByteBlock.firstNotPlainOffset(at: base + at)
+                at += plain
+                if plain == ByteBlock.size { continue }
+            } else if count - at >= 8 {
                 let plain = ByteWord(at: base + at).firstNotPlainOffset
                 at += plain
-                if plain < 8 { break }
+                if plain == 8 { continue }
             }
             guard at < count else { return nil }
             let byte = base[at]

@@ -222,7 +222,8 @@ extension JSON {
     /// search after each escape cost ~100 instructions an escape, and byte by byte the
     /// word that had one ~10 a byte; a push's event, a stream item's `output`, is quotes
     /// every few bytes. Storing a whole word needs room for eight bytes at `end`: there is,
-    /// since eight bytes are left to write, each taking a byte or more.
+    /// since eight bytes are left to write, each taking a byte or more. Long text goes the
+    /// same way sixteen bytes at a time first (`ByteBlock`), with room for sixteen alike.
     static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into at: UnsafeMutablePointer<UInt8>)
         -> UnsafeMutablePointer<UInt8>
     {
@@ -235,6 +236,15 @@ extension JSON {
         }
         let count = bytes.count
         var index = 0
+        while count - index >= ByteBlock.size {
+            let plain = ByteBlock.copy(from: base + index, to: end)
+            index &+= plain
+            end += plain
+            if plain < ByteBlock.size {
+                end = writeEscaped(base[index], into: end)
+                index &+= 1
+            }
+        }
         while count - index >= 8 {
             let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
             UnsafeMutableRawPointer(end).storeBytes(of: word, as: UInt64.self)
@@ -302,6 +312,9 @@ extension JSON {
     static func firstEscape(in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
         guard let base = bytes.baseAddress else { return bytes.count }
         var index = from
+        while bytes.count - index >= ByteBlock.size, ByteBlock.firstEscapeOffset(at: base + index) == ByteBlock.size {
+            index += ByteBlock.size
+        }
         while bytes.count - index >= 8 {
             if ByteWord(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)).needsEscape { break }
             index += 8

@@ -2,8 +2,9 @@ import Testing
 
 @testable import OrderedJSON
 
-/// `writeString` skips eight bytes at a time while none needs escaping; these check it
-/// against the plain byte-by-byte rule for every byte value at every place in a word.
+/// `writeString` skips sixteen bytes, then eight, at a time while none needs escaping;
+/// these check it against the plain byte-by-byte rule for every byte value at every place
+/// in a block and a word, and the readers' scan for a plain string's end alike.
 struct StringEscapingTests {
     /// The rule itself: `"`, `\` and bytes below 0x20 escaped, everything else as is.
     static func reference(_ text: String) -> [UInt8] {
@@ -27,7 +28,8 @@ struct StringEscapingTests {
 
     @Test func everyASCIIByteAtEveryOffsetIsEscapedAsTheRuleSays() {
         for byte in UInt8(0)..<0x80 {
-            for length in 1...19 {
+            // Up to two blocks and a word and a tail: every way the scans hand over.
+            for length in 1...43 {
                 for offset in 0..<length {
                     // Letters that differ from place to place, so that a byte written in
                     // the wrong place shows.
@@ -68,6 +70,61 @@ struct StringEscapingTests {
             // And the parsers to the first that is not plain.
             #expect(ByteWord(word).isPlain == (firstNotPlain == 8), "word \(String(word, radix: 16))")
             #expect(ByteWord(word).firstNotPlainOffset == firstNotPlain, "word \(String(word, radix: 16))")
+        }
+    }
+
+    @Test func blockTestsFlagExactlyTheFirstByteTheWordTestsFlag() {
+        let interesting: [UInt8] = [
+            0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0xA2, 0xFF,
+        ]
+        var generator = SystemRandomNumberGenerator()
+        var block = [UInt8](repeating: 0, count: ByteBlock.size)
+        var copied = [UInt8](repeating: 0, count: ByteBlock.size)
+        for round in 0..<100_000 {
+            // Mostly plain letters, so that the first flagged byte falls anywhere.
+            for place in 0..<ByteBlock.size {
+                block[place] =
+                    Int.random(in: 0..<8, using: &generator) == 0
+                    ? interesting.randomElement(using: &generator)! : UInt8(ascii: "a") + UInt8(place)
+            }
+            if round % 7 == 0 { block = block.map { $0 < 0x20 || $0 >= 0x7F || $0 == 0x22 || $0 == 0x5C ? 0x41 : $0 } }
+            let first = block.firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } ?? ByteBlock.size
+            let firstNotPlain =
+                block.firstIndex { $0 < 0x20 || $0 >= 0x7F || $0 == 0x22 || $0 == 0x5C } ?? ByteBlock.size
+            block.withUnsafeBufferPointer { bytes in
+                #expect(ByteBlock.firstEscapeOffset(at: bytes.baseAddress!) == first, "block \(block)")
+                #expect(ByteBlock.firstNotPlainOffset(at: bytes.baseAddress!) == firstNotPlain, "block \(block)")
+                copied.withUnsafeMutableBufferPointer { to in
+                    #expect(ByteBlock.copy(from: bytes.baseAddress!, to: to.baseAddress!) == first, "block \(block)")
+                }
+            }
+            #expect(copied == block)
+        }
+    }
+
+    /// A plain string's end is found at its quote, and not past any byte that is not
+    /// plain, wherever either falls in blocks, words and the tail.
+    @Test func aPlainStringEndsAtItsQuoteAndAtNoOtherByte() {
+        for byte in UInt8(0)...0xFF {
+            for length in 1...43 {
+                for offset in 0..<length {
+                    var bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                    bytes[offset] = byte
+                    let plain = byte >= 0x20 && byte <= 0x7E && byte != 0x5C
+                    // With no closing quote, no end.
+                    let found = bytes.withUnsafeBufferPointer {
+                        ByteWord.plainStringEnd(in: $0.baseAddress!, count: length, from: 0)
+                    }
+                    #expect(found == (byte == 0x22 ? offset : nil), "byte \(byte) at \(offset) of \(length)")
+                    // Closed by a quote after it, the string ends there when the byte is plain.
+                    let closed = bytes + [UInt8(ascii: "\""), UInt8(ascii: "x")]
+                    let end = closed.withUnsafeBufferPointer {
+                        ByteWord.plainStringEnd(in: $0.baseAddress!, count: closed.count, from: 0)
+                    }
+                    #expect(
+                        end == (byte == 0x22 ? offset : plain ? length : nil), "byte \(byte) at \(offset) of \(length)")
+                }
+            }
         }
     }
 
