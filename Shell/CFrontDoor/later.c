@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_LATERS = MAX_HELD_ANSWERS, MAX_STREAM_BUFFER = 1 << 20 };
+enum { MAX_LATERS = MAX_HELD_ANSWERS, MAX_STREAM_BUFFER = 1 << 20, MAX_SPARE_OPS = 1024 };
 _Static_assert(LATER_INDEX_SLOTS >= 2 * MAX_LATERS, "the index stays at most half full");
 
 bool cx_front_door_can_hold(cx_front_door *door) {
@@ -168,9 +168,23 @@ static void queue(cx_front_door *door, later_op *op) {
     }
 }
 
-static later_op *op_new(op_kind kind, cx_http_later id, int status, const cx_http_header *headers, size_t count,
-                        const unsigned char *body, size_t len) {
-    later_op *op = calloc(1, sizeof *op);
+/* A spare op the door gave back, emptied, or a new one. */
+static later_op *op_take(cx_front_door *door) {
+    pthread_mutex_lock(&door->ops_lock);
+    later_op *op = door->spare_ops;
+    if (op) {
+        door->spare_ops = op->next;
+        door->spare_count--;
+    }
+    pthread_mutex_unlock(&door->ops_lock);
+    if (!op) return calloc(1, sizeof *op);
+    *op = (later_op){0};
+    return op;
+}
+
+static later_op *op_new(cx_front_door *door, op_kind kind, cx_http_later id, int status,
+                        const cx_http_header *headers, size_t count, const unsigned char *body, size_t len) {
+    later_op *op = op_take(door);
     if (!op) return NULL;
     op->kind = kind;
     op->id = id;
@@ -180,14 +194,14 @@ static later_op *op_new(op_kind kind, cx_http_later id, int status, const cx_htt
 
 void cx_front_door_complete(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
                             size_t header_count, const unsigned char *body, size_t body_len) {
-    later_op *op = op_new(OP_COMPLETE, id, status, headers, header_count, body, body_len);
+    later_op *op = op_new(door, OP_COMPLETE, id, status, headers, header_count, body, body_len);
     if (op) queue(door, op);
 }
 
 void cx_front_door_settle(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
                           size_t header_count, const unsigned char *body, size_t body_len, int fault,
                           int64_t hold_ms) {
-    later_op *op = op_new(OP_SETTLE, id, status, headers, header_count, body, body_len);
+    later_op *op = op_new(door, OP_SETTLE, id, status, headers, header_count, body, body_len);
     if (!op) return;
     op->fault = fault;
     op->hold_ms = hold_ms;
@@ -196,13 +210,13 @@ void cx_front_door_settle(cx_front_door *door, cx_http_later id, int status, con
 
 void cx_front_door_stream_begin(cx_front_door *door, cx_http_later id, int status, const cx_http_header *headers,
                                 size_t header_count) {
-    later_op *op = op_new(OP_BEGIN, id, status, headers, header_count, NULL, 0);
+    later_op *op = op_new(door, OP_BEGIN, id, status, headers, header_count, NULL, 0);
     if (op) queue(door, op);
 }
 
 void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, void *block, size_t head, size_t len,
                                 size_t size) {
-    later_op *op = op_new(OP_WRITE, id, 0, NULL, 0, NULL, 0);
+    later_op *op = op_new(door, OP_WRITE, id, 0, NULL, 0, NULL, 0);
     if (!op) {
         free(block);
         return;
@@ -221,7 +235,7 @@ void cx_front_door_stream_write(cx_front_door *door, cx_http_later id, void *blo
 }
 
 void cx_front_door_stream_end(cx_front_door *door, cx_http_later id) {
-    later_op *op = op_new(OP_END, id, 0, NULL, 0, NULL, 0);
+    later_op *op = op_new(door, OP_END, id, 0, NULL, 0, NULL, 0);
     if (op) queue(door, op);
 }
 
@@ -296,14 +310,35 @@ static void apply(cx_front_door *door, later_op *op) {
     }
 }
 
-/* Frees a list of ops, applying each first when `door` is given. */
-static void take_ops(cx_front_door *door, later_op *op) {
+/* Applies a list of ops (when `apply_them`) and gives them back as spares, one lock for
+   the list; a list that would take the spares past MAX_SPARE_OPS (a burst) is freed. */
+static void take_ops(cx_front_door *door, later_op *op, bool apply_them) {
+    later_op *spares = NULL, *last = NULL;
+    size_t count = 0;
     while (op) {
         later_op *next = op->next;
-        if (door) apply(door, op);
+        if (apply_them) apply(door, op);
         answer_clear(&op->answer);
-        free(op);
+        op->next = spares;
+        if (!spares) last = op;
+        spares = op;
+        count++;
         op = next;
+    }
+    if (!spares) return;
+    pthread_mutex_lock(&door->ops_lock);
+    size_t room = door->spare_count < MAX_SPARE_OPS ? MAX_SPARE_OPS - door->spare_count : 0;
+    if (count <= room) {
+        last->next = door->spare_ops;
+        door->spare_ops = spares;
+        door->spare_count += count;
+        spares = NULL;
+    }
+    pthread_mutex_unlock(&door->ops_lock);
+    while (spares) {
+        later_op *next = spares->next;
+        free(spares);
+        spares = next;
     }
 }
 
@@ -312,7 +347,7 @@ int64_t later_turn(cx_front_door *door) {
     later_op *ops = door->ops_head;
     door->ops_head = door->ops_tail = NULL;
     pthread_mutex_unlock(&door->ops_lock);
-    take_ops(door, ops);
+    take_ops(door, ops, true);
     if (!door->later_deadlines) return -1;
     int64_t now = monotonic_ms(), soonest = -1;
     for (size_t i = 0; i < door->later_count;) {
@@ -331,8 +366,14 @@ int64_t later_turn(cx_front_door *door) {
 }
 
 void later_free_all(cx_front_door *door) {
-    take_ops(NULL, door->ops_head);
+    take_ops(door, door->ops_head, false);
     door->ops_head = door->ops_tail = NULL;
+    for (later_op *op = door->spare_ops, *next; op; op = next) {
+        next = op->next;
+        free(op);
+    }
+    door->spare_ops = NULL;
+    door->spare_count = 0;
     free(door->laters);
     door->laters = NULL;
     door->later_count = door->later_cap = door->later_deadlines = 0;

@@ -263,7 +263,10 @@ struct cx_front_door {
        `later_index` (open addressing: index + 1 into `laters`, 0 for none), and what
        other threads sent for them, queued under `ops_lock` until the door's thread
        takes it. Every network request is one, so each step is O(1); only the answers
-       with a deadline (`later_deadlines` of them) are looked at each turn. */
+       with a deadline (`later_deadlines` of them) are looked at each turn. An op the
+       door has applied goes back to `spare_ops` (under the same lock, at most
+       MAX_SPARE_OPS of them) for the next one sent: made with calloc on the sender's
+       thread and freed on the door's, each op took glibc's slow paths on both. */
     cx_later_gone later_gone;
     later *laters;
     size_t later_count, later_cap, later_deadlines;
@@ -271,6 +274,8 @@ struct cx_front_door {
     uint32_t later_index[LATER_INDEX_SLOTS];
     pthread_mutex_t ops_lock;
     later_op *ops_head, *ops_tail;
+    later_op *spare_ops;
+    size_t spare_count;
     size_t open_connections; /* `count`, published for other threads */
 };
 
