@@ -135,8 +135,9 @@ fuzz-findings: deps
 
 # The transport's own C tests under AddressSanitizer (Tests/CFrontDoor), each with the
 # transport's other files linked beside it: the table of answers given later against a
-# model, a streamed piece framed where it lies, and the spare ops reused, bounded and freed.
-TRANSPORT_TESTS := later_index_test chunk_in_place_test spare_ops_test
+# model, a streamed piece framed where it lies, and the ops and streams the door keeps to
+# reuse, bounded and freed.
+TRANSPORT_TESTS := later_index_test chunk_in_place_test spares_test
 transport-test: deps
 	mkdir -p $(PREFIX)
 	for test in $(TRANSPORT_TESTS); do \

@@ -189,6 +189,7 @@ static void door_free(cx_front_door *door) {
         if (fds[i] >= 0) close(fds[i]);
     SSL_CTX_free(door->ctx);
     later_free_all(door);
+    stream_free_spares(door);
     pthread_mutex_destroy(&door->ops_lock);
     free(door);
 }

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_LATERS = MAX_HELD_ANSWERS, MAX_STREAM_BUFFER = 1 << 20, MAX_SPARE_OPS = 1024 };
+/* A spare op keeps its body's room, up to SPARE_BODY_ROOM bytes, for the next answer. */
+enum { MAX_LATERS = MAX_HELD_ANSWERS, MAX_STREAM_BUFFER = 1 << 20, MAX_SPARE_OPS = 1024, SPARE_BODY_ROOM = 4096 };
 _Static_assert(LATER_INDEX_SLOTS >= 2 * MAX_LATERS, "the index stays at most half full");
 
 bool cx_front_door_can_hold(cx_front_door *door) {
@@ -168,7 +169,7 @@ static void queue(cx_front_door *door, later_op *op) {
     }
 }
 
-/* A spare op the door gave back, emptied, or a new one. */
+/* A spare op the door gave back, emptied but for its body's room, or a new one. */
 static later_op *op_take(cx_front_door *door) {
     pthread_mutex_lock(&door->ops_lock);
     later_op *op = door->spare_ops;
@@ -178,8 +179,15 @@ static later_op *op_take(cx_front_door *door) {
     }
     pthread_mutex_unlock(&door->ops_lock);
     if (!op) return calloc(1, sizeof *op);
+    buffer room = op->answer.body;
     *op = (later_op){0};
+    op->answer.body = room;
     return op;
+}
+
+static void op_free(later_op *op) {
+    answer_clear(&op->answer);
+    free(op);
 }
 
 static later_op *op_new(cx_front_door *door, op_kind kind, cx_http_later id, int status,
@@ -189,6 +197,7 @@ static later_op *op_new(cx_front_door *door, op_kind kind, cx_http_later id, int
     op->kind = kind;
     op->id = id;
     if (kind == OP_COMPLETE || kind == OP_SETTLE || kind == OP_BEGIN) cx_http_answer_set(&op->answer, status, headers, count, body, len);
+    else buffer_free(&op->answer.body); /* a piece streamed brings its own block */
     return op;
 }
 
@@ -247,9 +256,16 @@ static void take_answer(stream *s, later_op *op, bool body) {
     s->answer.header_count = op->answer.header_count;
     op->answer.headers = NULL;
     op->answer.header_count = 0;
-    if (body) {
-        s->answer.body = op->answer.body;
-        op->answer.body = (buffer){0};
+    if (body && op->answer.body.len) {
+        /* Copied on the door's thread, which frees it with the stream, and the op keeps
+           its room: made on the sender's thread and freed on the door's, every answer's
+           body took glibc's slow paths on both. Moved when there is no memory for a copy. */
+        if (buffer_append(&s->answer.body, op->answer.body.data, op->answer.body.len) == 0) {
+            op->answer.body.len = 0;
+        } else {
+            s->answer.body = op->answer.body;
+            op->answer.body = (buffer){0};
+        }
     }
 }
 
@@ -311,33 +327,38 @@ static void apply(cx_front_door *door, later_op *op) {
 }
 
 /* Applies a list of ops (when `apply_them`) and gives them back as spares, one lock for
-   the list; a list that would take the spares past MAX_SPARE_OPS (a burst) is freed. */
+   the list, as many as MAX_SPARE_OPS leaves room for; the rest are freed. */
 static void take_ops(cx_front_door *door, later_op *op, bool apply_them) {
-    later_op *spares = NULL, *last = NULL;
-    size_t count = 0;
+    later_op *spares = NULL;
     while (op) {
         later_op *next = op->next;
         if (apply_them) apply(door, op);
-        answer_clear(&op->answer);
+        free(op->answer.headers);
+        op->answer.headers = NULL;
+        op->answer.header_count = 0;
+        if (op->answer.body.cap > SPARE_BODY_ROOM) buffer_free(&op->answer.body);
+        op->answer.body.len = 0;
         op->next = spares;
-        if (!spares) last = op;
         spares = op;
-        count++;
         op = next;
     }
     if (!spares) return;
     pthread_mutex_lock(&door->ops_lock);
     size_t room = door->spare_count < MAX_SPARE_OPS ? MAX_SPARE_OPS - door->spare_count : 0;
-    if (count <= room) {
-        last->next = door->spare_ops;
+    if (room) { /* the first `room` of the list stay spare; the rest are freed */
+        later_op *end = spares;
+        size_t kept = 1;
+        for (; kept < room && end->next; kept++) end = end->next;
+        later_op *rest = end->next;
+        end->next = door->spare_ops;
         door->spare_ops = spares;
-        door->spare_count += count;
-        spares = NULL;
+        door->spare_count += kept;
+        spares = rest;
     }
     pthread_mutex_unlock(&door->ops_lock);
     while (spares) {
         later_op *next = spares->next;
-        free(spares);
+        op_free(spares);
         spares = next;
     }
 }
@@ -370,7 +391,7 @@ void later_free_all(cx_front_door *door) {
     door->ops_head = door->ops_tail = NULL;
     for (later_op *op = door->spare_ops, *next; op; op = next) {
         next = op->next;
-        free(op);
+        op_free(op);
     }
     door->spare_ops = NULL;
     door->spare_count = 0;

@@ -74,7 +74,7 @@ typedef struct header_span {
     size_t name, name_len, value, value_len;
 } header_span;
 
-enum { INLINE_HEADERS = 16 };
+enum { INLINE_HEADERS = 16, MAX_SPARE_STREAMS = 1024 };
 
 /* One request being read (an HTTP/2 stream, or the HTTP/1.1 request in progress),
    then its answer. Its headers and body are "held" until the handler has seen them:
@@ -104,8 +104,11 @@ typedef struct connection connection;
 /* An HTTP/2 stream refused outright (RST_STREAM REFUSED_STREAM: the client may retry). */
 enum { REFUSE_STREAM = -1 };
 
+/* A request's stream, zeroed; freed, it is kept for the next (at most MAX_SPARE_STREAMS
+   of them, the door's thread only) until stream_free_spares. */
 stream *stream_new(connection *c);
 void stream_free(connection *c, stream *s);
+void stream_free_spares(cx_front_door *door);
 /* Adds a header, counting its bytes against the request's header block and the
    connection's held bytes; the caller refuses the request when a bound is passed. */
 typedef enum { HEADER_ADDED, HEADER_BLOCK_TOO_LARGE, HELD_TOO_MUCH, HEADER_NO_MEMORY } header_result;
@@ -265,8 +268,9 @@ struct cx_front_door {
        takes it. Every network request is one, so each step is O(1); only the answers
        with a deadline (`later_deadlines` of them) are looked at each turn. An op the
        door has applied goes back to `spare_ops` (under the same lock, at most
-       MAX_SPARE_OPS of them) for the next one sent: made with calloc on the sender's
-       thread and freed on the door's, each op took glibc's slow paths on both. */
+       MAX_SPARE_OPS of them), with its body's room, for the next one sent: made on the
+       sender's thread and freed on the door's, each op and body took glibc's slow paths
+       on both. */
     cx_later_gone later_gone;
     later *laters;
     size_t later_count, later_cap, later_deadlines;
@@ -276,6 +280,8 @@ struct cx_front_door {
     later_op *ops_head, *ops_tail;
     later_op *spare_ops;
     size_t spare_count;
+    stream *spare_streams; /* freed streams kept for the next requests (door thread) */
+    size_t spare_stream_count;
     size_t open_connections; /* `count`, published for other threads */
 };
 
