@@ -202,7 +202,7 @@ public final class Device: PushSystem {
     private func entry(_ state: State) -> TokenRegistry.Entry {
         TokenRegistry.Entry(
             deviceID: id, platform: platform, bundleID: state.bundleID, environment: options.apnsEnvironment,
-            project: options.fcmProject, team: options.apnsTeam, retiredAt: nil)
+            project: options.fcmProject, team: options.apnsTeam, retiredAt: nil, device: self)
     }
 
     private func issueToken(_ state: inout State) {

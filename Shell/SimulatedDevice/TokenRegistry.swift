@@ -18,6 +18,13 @@ public final class TokenRegistry: Sendable {
         private let names: Names
 
         public var deviceID: String { names.deviceID }
+        /// The device the token was issued to, while it lives: a push reaches it with no
+        /// lookup by id (the world's table of String ids cost ~0.3k instructions a push,
+        /// and more when the process's hash seed made its keys collide). Nil for an entry
+        /// read back from a state document: its device is found by `deviceID`. A token
+        /// that is not retired is always its installed device's: removing a device from
+        /// the world uninstalls it first, which retires its tokens.
+        public var device: Device? { names.device }
         public var bundleID: String { names.bundleID }
         public var project: String { names.project }
         public var team: String { names.team }
@@ -27,23 +34,25 @@ public final class TokenRegistry: Sendable {
             let bundleID: String
             let project: String
             let team: String
+            weak let device: Device?
 
-            init(deviceID: String, bundleID: String, project: String, team: String) {
+            init(deviceID: String, bundleID: String, project: String, team: String, device: Device?) {
                 self.deviceID = deviceID
                 self.bundleID = bundleID
                 self.project = project
                 self.team = team
+                self.device = device
             }
         }
 
         public init(
             deviceID: String, platform: PushPlatform, bundleID: String, environment: APNsEnvironment, project: String,
-            team: String, retiredAt: Int64?
+            team: String, retiredAt: Int64?, device: Device? = nil
         ) {
             self.platform = platform
             self.environment = environment
             self.retiredAt = retiredAt
-            names = Names(deviceID: deviceID, bundleID: bundleID, project: project, team: team)
+            names = Names(deviceID: deviceID, bundleID: bundleID, project: project, team: team, device: device)
         }
 
         /// As APNs sees it: only APNs tokens exist for it.

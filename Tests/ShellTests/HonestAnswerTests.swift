@@ -1,9 +1,10 @@
 import HTTPMessage
 import OrderedJSON
-import ShellKit
 import Testing
 
 @testable import PushServices
+@testable import ShellKit
+@testable import SimulatedDevice
 
 /// Answers that say what happened, and only that: a bulk creation is whole or nothing,
 /// a log entry names the devices a request reached, FCM answers as FCM with no device
@@ -71,6 +72,24 @@ import Testing
         )
         #expect(apns["ok"] == true, "\(apns)")
         #expect(try world.lastEntry()["device"] == "d3")
+    }
+
+    /// A token's registry entry leads to the device it was issued to, with no lookup by
+    /// id; an entry read back from a state document names no device and is found by its id.
+    @Test func aTokenLeadsToTheDeviceItWasIssuedTo() throws {
+        let world = World()
+        let made = try world.api("POST", "/api/v1/devices", #"{"platform":"android","ready":true}"#)
+        let token = try #require(made.body["devices"]?.arrayValue?.first?["token"]?.stringValue)
+        let shell = world.session.world
+        let device = try #require(shell.devicesByID["d1"])
+        let entry = try #require(shell.registry.entry(token: token))
+        #expect(entry.device === device && shell.device(for: entry) === device)
+        let restored = TokenRegistry.Entry(
+            deviceID: "d1", platform: .android, bundleID: entry.bundleID, environment: entry.environment,
+            project: entry.project, team: entry.team, retiredAt: nil)
+        #expect(restored.device == nil && shell.device(for: restored) === device)
+        let sent = try world.line(#"{"op":"fcm","body":{"message":{"token":"\#(token)","data":{"k":"v"}}}}"#)
+        #expect(sent["ok"] == true && sent["device"] == "d1", "\(sent)")
     }
 
     @Test func FCMAnswersAsFCMWithNoDeviceInTheWorld() throws {

@@ -235,7 +235,7 @@ final class APNsService {
             )
         case .success(let notification):
             do {
-                let holder = entry.flatMap { world.devicesByID[$0.deviceID] }
+                let holder = entry.flatMap(world.device(for:))
                 let (target, outcome) = try deliver(notification, holder: holder)
                 let apnsID = push.headers.id ?? target.makeAPNsID()
                 let report = Report.Fields(

@@ -126,7 +126,7 @@ final class FCMService {
             return .failure(error)
         }
         // A token's or an installation id's one device is found with no list made for it.
-        let device = entry.flatMap { world.devicesByID[$0.deviceID] }
+        let device = entry.flatMap(world.device(for:))
         let recipients = device == nil ? recipients(of: message.target, in: sentIn) : []
         let messageID =
             (device ?? recipients.first ?? world.current ?? world.devices.first)?.makeFCMMessageID() ?? "0:0%world"

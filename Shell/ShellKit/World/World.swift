@@ -325,6 +325,14 @@ final class World {
         registry.entry(token: token).flatMap { devicesByID[$0.deviceID] }
     }
 
+    /// The device in the world that holds an active token (one a service accepted): the
+    /// one it was issued to (`TokenRegistry.Entry.device`), else found by its id. Not for a
+    /// retired token, whose device may be gone from the world yet still alive: removing a
+    /// device uninstalls it first, which retires its tokens.
+    func device(for entry: TokenRegistry.Entry) -> Device? {
+        entry.device ?? devicesByID[entry.deviceID]
+    }
+
     // MARK: Time
 
     /// The world's clock (chaos.md, "The world's clock"), in milliseconds since 1970:
