@@ -69,9 +69,9 @@ static void release(connection *c, stream *s) {
 }
 
 stream *stream_new(connection *c) {
-    /* A stream the door freed before, or a new one: made and freed on the door's thread
-       for every request, from malloc each took glibc's slow path (clang makes a malloc
-       that is zeroed a calloc, which takes nothing from the thread's cache). */
+    /* A stream the door freed before, or a new one. Made with calloc for every request,
+       each took glibc's slow path: glibc 2.36's calloc takes nothing from the thread's
+       cache, and clang turns a malloc that is then zeroed into a calloc. */
     cx_front_door *door = c->door;
     stream *s = door->spare_streams;
     if (s) {
