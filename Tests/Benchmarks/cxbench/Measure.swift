@@ -67,6 +67,54 @@ func threadSeconds(of pid: Int32) -> [String: (user: Double, system: Double)] {
     return seconds
 }
 
+/// What the scheduler did with a process's threads, summed over them (Linux
+/// `/proc/<pid>/task/*/schedstat` and `status`): nanoseconds run on a CPU, nanoseconds
+/// spent ready to run but waiting for one, and times each was switched out (voluntary:
+/// it slept; involuntary: another task took its CPU).
+struct SchedulerCounts {
+    var runNanoseconds = 0.0
+    var waitNanoseconds = 0.0
+    var voluntarySwitches = 0.0
+    var involuntarySwitches = 0.0
+
+    init() {}
+
+    init(of pid: Int32) {
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            let directory = "/proc/\(pid)/task/\(task)/"
+            if let text = try? String(contentsOfFile: directory + "schedstat", encoding: .utf8) {
+                let fields = text.split(separator: " ").compactMap {
+                    Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                }
+                if fields.count >= 2 {
+                    runNanoseconds += fields[0]
+                    waitNanoseconds += fields[1]
+                }
+            }
+            guard let status = try? String(contentsOfFile: directory + "status", encoding: .utf8) else { continue }
+            for line in status.split(separator: "\n") {
+                let parts = line.split(separator: ":")
+                guard parts.count == 2, let value = Double(parts[1].trimmingCharacters(in: .whitespaces)) else {
+                    continue
+                }
+                if parts[0] == "voluntary_ctxt_switches" { voluntarySwitches += value }
+                if parts[0] == "nonvoluntary_ctxt_switches" { involuntarySwitches += value }
+            }
+        }
+    }
+
+    /// What was counted from `earlier` to this, divided by `count` (per request).
+    func since(_ earlier: SchedulerCounts, per count: Int) -> SchedulerCounts {
+        let divisor = Double(max(count, 1))
+        var per = SchedulerCounts()
+        per.runNanoseconds = (runNanoseconds - earlier.runNanoseconds) / divisor
+        per.waitNanoseconds = (waitNanoseconds - earlier.waitNanoseconds) / divisor
+        per.voluntarySwitches = (voluntarySwitches - earlier.voluntarySwitches) / divisor
+        per.involuntarySwitches = (involuntarySwitches - earlier.involuntarySwitches) / divisor
+        return per
+    }
+}
+
 /// CPU seconds a process has used, user and system (Linux /proc), nil when it is gone.
 func cpuSeconds(of pid: Int32) -> Double? {
     procStat("/proc/\(pid)/stat").map { $0.user + $0.system }
