@@ -41,7 +41,7 @@ final class APNsService {
     /// caller found it already), or to the system handler of its push type, as iOS would.
     /// Accepted, its token is active: the device it was issued to is reached through the
     /// registry's entry, which the validator has just read, not looked up among the
-    /// world's devices by id (in a 10k world, three more cache misses a push).
+    /// world's devices by id (in a 10k world, some two last-level cache misses a push more).
     func deliver(_ notification: APNsNotification, holder: Device? = nil) throws -> (Device, PushOutcome) {
         guard let target = holder ?? world.registry.entry(token: notification.token).flatMap(world.device(for:))
         else {
