@@ -439,8 +439,8 @@ final class AppwriteService {
             headers: headers, body: bytes, parsedBody: nil, token: target.identifier, environment: environment)
         switch apns.validate(request) {
         case .failure(let rejection): return (nil, "refused by APNs: \(rejection.status) \(rejection.reason)")
-        case .success(let notification):
-            guard let (device, outcome) = try? apns.deliver(notification) else {
+        case .success(let accepted):
+            guard let (device, outcome) = try? apns.deliver(accepted.notification, holder: accepted.holder) else {
                 return (nil, "failed: no device holds the token")
             }
             return (device.id, "delivered through APNs: " + outcome.effect)

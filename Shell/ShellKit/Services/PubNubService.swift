@@ -248,9 +248,9 @@ final class PubNubService {
         switch apns.validate(apnsRequest) {
         case .failure(let rejection):
             return "rejected by APNs: \(rejection.status) \(rejection.reason)"
-        case .success(let notification):
+        case .success(let accepted):
             do {
-                let (_, outcome) = try apns.deliver(notification)
+                let (_, outcome) = try apns.deliver(accepted.notification, holder: accepted.holder)
                 return "delivered through APNs: " + outcome.effect
             } catch {
                 return "rejected: \(error)"

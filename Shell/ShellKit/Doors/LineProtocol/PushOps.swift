@@ -47,9 +47,9 @@ extension LineProtocol {
         switch apns.validate(push) {
         case .failure(let rejection):
             reply = Self.rejection(request.id, rejection)
-        case .success(let notification):
-            let (target, outcome) = try apns.deliver(notification)
-            reply["apns-id"] = .string(notification.apnsID ?? target.makeAPNsID())
+        case .success(let accepted):
+            let (target, outcome) = try apns.deliver(accepted.notification, holder: accepted.holder)
+            reply["apns-id"] = .string(accepted.notification.apnsID ?? target.makeAPNsID())
             reply["device"] = .string(target.id)
             Self.record(outcome, in: &reply)
         }
