@@ -326,13 +326,21 @@ static void apply(cx_front_door *door, later_op *op) {
     }
 }
 
-/* Applies a list of ops (when `apply_them`) and gives them back as spares, one lock for
-   the list, as many as MAX_SPARE_OPS leaves room for; the rest are freed. */
-static void take_ops(cx_front_door *door, later_op *op, bool apply_them) {
+static void free_ops(later_op *op) {
+    while (op) {
+        later_op *next = op->next;
+        op_free(op);
+        op = next;
+    }
+}
+
+/* Applies a list of ops and gives them back as spares, one lock for the list, as many as
+   MAX_SPARE_OPS leaves room for; the rest are freed. */
+static void take_ops(cx_front_door *door, later_op *op) {
     later_op *spares = NULL;
     while (op) {
         later_op *next = op->next;
-        if (apply_them) apply(door, op);
+        apply(door, op);
         free(op->answer.headers);
         op->answer.headers = NULL;
         op->answer.header_count = 0;
@@ -356,11 +364,7 @@ static void take_ops(cx_front_door *door, later_op *op, bool apply_them) {
         spares = rest;
     }
     pthread_mutex_unlock(&door->ops_lock);
-    while (spares) {
-        later_op *next = spares->next;
-        op_free(spares);
-        spares = next;
-    }
+    free_ops(spares);
 }
 
 int64_t later_turn(cx_front_door *door) {
@@ -368,7 +372,7 @@ int64_t later_turn(cx_front_door *door) {
     later_op *ops = door->ops_head;
     door->ops_head = door->ops_tail = NULL;
     pthread_mutex_unlock(&door->ops_lock);
-    take_ops(door, ops, true);
+    take_ops(door, ops);
     if (!door->later_deadlines) return -1;
     int64_t now = monotonic_ms(), soonest = -1;
     for (size_t i = 0; i < door->later_count;) {
@@ -387,12 +391,9 @@ int64_t later_turn(cx_front_door *door) {
 }
 
 void later_free_all(cx_front_door *door) {
-    take_ops(door, door->ops_head, false);
+    free_ops(door->ops_head); /* sent and never applied: the door is going */
     door->ops_head = door->ops_tail = NULL;
-    for (later_op *op = door->spare_ops, *next; op; op = next) {
-        next = op->next;
-        op_free(op);
-    }
+    free_ops(door->spare_ops);
     door->spare_ops = NULL;
     door->spare_count = 0;
     free(door->laters);
